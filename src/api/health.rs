@@ -1,0 +1,86 @@
+//! Liveness and readiness.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::AppState;
+use crate::store;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    #[schema(example = "ok")]
+    pub status: String,
+}
+
+/// One dependency's state.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DependencyCheck {
+    /// `up` or `down`.
+    #[schema(example = "up")]
+    pub status: String,
+    /// Why it is down.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Readiness {
+    /// `ready` when every dependency is up, else `unavailable`.
+    #[schema(example = "ready")]
+    pub status: String,
+    pub postgres: DependencyCheck,
+    pub temporal: DependencyCheck,
+}
+
+/// Liveness: the process is serving.
+#[utoipa::path(get, path = "/healthz", tag = "health",
+    responses((status = 200, description = "Alive", body = Health)))]
+pub async fn healthz() -> Json<Health> {
+    Json(Health {
+        status: "ok".into(),
+    })
+}
+
+fn check<E: std::fmt::Display>(result: Result<(), E>) -> DependencyCheck {
+    match result {
+        Ok(()) => DependencyCheck {
+            status: "up".into(),
+            error: None,
+        },
+        Err(e) => DependencyCheck {
+            status: "down".into(),
+            error: Some(e.to_string()),
+        },
+    }
+}
+
+/// Readiness: PostgreSQL and Temporal both answer. Says which one does not.
+#[utoipa::path(get, path = "/readyz", tag = "health",
+    responses(
+        (status = 200, description = "Ready", body = Readiness),
+        (status = 503, description = "A dependency is down", body = Readiness),
+    ))]
+pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
+    let (pg, temporal) = tokio::join!(store::ping(state.store.pool()), state.gateway.ping());
+    let readiness = Readiness {
+        status: String::new(),
+        postgres: check(pg),
+        temporal: check(temporal),
+    };
+    let ready = readiness.postgres.status == "up" && readiness.temporal.status == "up";
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (
+        status,
+        Json(Readiness {
+            status: if ready { "ready" } else { "unavailable" }.into(),
+            ..readiness
+        }),
+    )
+}

@@ -1,0 +1,43 @@
+//! HTTP handlers, one file per resource. Handlers are thin: extract, convert,
+//! call, convert. No SQL and no protobuf types in here.
+
+pub mod activities;
+pub mod activity_model;
+pub mod extract;
+pub mod health;
+pub mod openapi;
+pub mod pagination;
+
+use std::sync::Arc;
+
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::store::ActivityStore;
+use crate::temporal::TemporalGateway;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub store: ActivityStore,
+    pub gateway: Arc<TemporalGateway>,
+    pub task_queue: String,
+}
+
+/// Every documented route. The OpenAPI document comes from this same value,
+/// so a route cannot be served without being documented.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(
+            activities::create_activity,
+            activities::list_activities
+        ))
+        .routes(routes!(
+            activities::get_activity,
+            activities::put_activity,
+            activities::patch_activity,
+            activities::delete_activity
+        ))
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
+}

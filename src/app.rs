@@ -1,0 +1,194 @@
+//! Build the router and its layers, bind, run, and shut down gracefully.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use tokio::net::TcpListener;
+use tower_http::trace::TraceLayer;
+use utoipa_swagger_ui::{Config, SwaggerUi};
+
+use crate::api::extract::BodyLimit;
+use crate::api::{self, AppState};
+use crate::cli::Command;
+use crate::config::{Settings, redact_url};
+use crate::error::ApiError;
+use crate::reconcile::Reconciler;
+use crate::store::{self, ActivityStore};
+use crate::temporal::TemporalGateway;
+
+pub fn build_state(settings: &Settings) -> anyhow::Result<AppState> {
+    let pool = store::lazy_pool(&settings.database_url, settings.db_max_connections)?;
+    Ok(AppState {
+        store: ActivityStore::new(pool),
+        gateway: Arc::new(TemporalGateway::new(settings.temporal())),
+        task_queue: settings.task_queue.clone(),
+    })
+}
+
+async fn openapi_json() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        api::openapi::document_json(),
+    )
+        .into_response()
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound("route")
+}
+
+/// The whole HTTP surface: documented API routes, the spec, Swagger UI.
+pub fn build_router(state: AppState, body_limit: usize) -> Router {
+    let (api_router, _) = api::router().split_for_parts();
+    let api_router = api_router
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .with_state(state);
+    Router::new()
+        .route("/openapi.json", axum::routing::get(openapi_json))
+        .merge(SwaggerUi::new("/swagger-ui").config(Config::from("/openapi.json")))
+        .merge(api_router)
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::Extension(BodyLimit(body_limit)))
+        .layer(TraceLayer::new_for_http())
+}
+
+/// Serves until `shutdown` resolves, then finishes in-flight requests.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+    tracing::info!("shutdown signal received");
+}
+
+/// Migrations at start-up, waiting a while for a database that is still
+/// coming up (containers start in any order).
+async fn migrate_with_retry(state: &AppState, settings: &Settings) -> anyhow::Result<()> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        match store::migrate(state.store.pool()).await {
+            Ok(()) => return Ok(()),
+            Err(err) if tokio::time::Instant::now() < deadline => {
+                tracing::warn!(error = %err, url = %redact_url(&settings.database_url), "migrations failed; retrying");
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// Runs one subcommand to completion.
+pub async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
+    match command {
+        Command::Openapi => {
+            print!("{}", api::openapi::document_json());
+            Ok(())
+        }
+        Command::Migrate => {
+            let state = build_state(&settings)?;
+            store::migrate(state.store.pool()).await?;
+            tracing::info!("migrations applied");
+            Ok(())
+        }
+        Command::Serve | Command::Api | Command::Worker => run_service(command, settings).await,
+    }
+}
+
+async fn run_service(command: Command, settings: Settings) -> anyhow::Result<()> {
+    tracing::info!(?settings, ?command, "starting");
+    let state = build_state(&settings)?;
+    if command == Command::Serve {
+        migrate_with_retry(&state, &settings).await?;
+    }
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stopped = move || {
+        let mut rx = stop_rx.clone();
+        async move {
+            let _ = rx.wait_for(|stop| *stop).await;
+        }
+    };
+    let mut tasks = tokio::task::JoinSet::new();
+
+    if matches!(command, Command::Serve | Command::Api) {
+        let listener = TcpListener::bind(settings.listen).await?;
+        let addr = listener.local_addr()?;
+        tracing::info!(
+            api = %format!("http://{addr}/v1/activities"),
+            swagger_ui = %format!("http://{addr}/swagger-ui/"),
+            "listening"
+        );
+        let router = build_router(state.clone(), settings.body_limit);
+        let shutdown = stopped();
+        tasks.spawn(async move {
+            serve(listener, router, shutdown)
+                .await
+                .map_err(anyhow::Error::from)
+        });
+    }
+    if command == Command::Serve {
+        let reconciler = Reconciler {
+            store: state.store.clone(),
+            gateway: state.gateway.clone(),
+            task_queue: state.task_queue.clone(),
+        };
+        let interval = settings.reconcile_interval();
+        let shutdown = stopped();
+        tasks.spawn(async move {
+            reconciler.run(interval, shutdown).await;
+            Ok(())
+        });
+    }
+    if matches!(command, Command::Serve | Command::Worker) {
+        let shutdown = stopped();
+        tasks.spawn(async move {
+            crate::temporal::worker::run(shutdown).await;
+            Ok(())
+        });
+    }
+
+    tokio::select! {
+        _ = shutdown_signal() => {}
+        Some(result) = tasks.join_next() => {
+            // A component ended by itself: that is a failure of the service.
+            let _ = stop_tx.send(true);
+            result??;
+            anyhow::bail!("a component stopped unexpectedly");
+        }
+    }
+    let _ = stop_tx.send(true);
+    while let Some(result) = tasks.join_next().await {
+        result??;
+    }
+    tracing::info!("stopped");
+    Ok(())
+}

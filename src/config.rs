@@ -1,0 +1,189 @@
+//! Settings from flags, then environment, then defaults. Secrets are redacted
+//! in `Debug`, so logging the settings is safe.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use crate::temporal::TemporalSettings;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Human,
+    Json,
+}
+
+#[derive(Clone, Args)]
+pub struct Settings {
+    /// PostgreSQL connection URL.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/acp",
+        global = true
+    )]
+    pub database_url: String,
+
+    /// Temporal frontend, `host:port` or a URL.
+    #[arg(
+        long,
+        env = "TEMPORAL_ADDRESS",
+        default_value = "127.0.0.1:7233",
+        global = true
+    )]
+    pub temporal_address: String,
+
+    #[arg(
+        long,
+        env = "TEMPORAL_NAMESPACE",
+        default_value = "default",
+        global = true
+    )]
+    pub temporal_namespace: String,
+
+    /// API key for Temporal Cloud (implies TLS).
+    #[arg(long, env = "TEMPORAL_API_KEY", global = true, hide_env_values = true)]
+    pub temporal_api_key: Option<String>,
+
+    /// Use TLS to reach Temporal.
+    #[arg(long, env = "TEMPORAL_TLS", default_value_t = false, global = true)]
+    pub temporal_tls: bool,
+
+    /// Address the HTTP API listens on.
+    #[arg(
+        long,
+        env = "ACP_LISTEN",
+        default_value = "127.0.0.1:8080",
+        global = true
+    )]
+    pub listen: SocketAddr,
+
+    /// Task queue of the launcher and run workflows.
+    #[arg(
+        long,
+        env = "ACP_TASK_QUEUE",
+        default_value = "activity-control-plane",
+        global = true
+    )]
+    pub task_queue: String,
+
+    /// Largest accepted request body, in bytes.
+    #[arg(long, env = "ACP_BODY_LIMIT", default_value_t = 1024 * 1024, global = true)]
+    pub body_limit: usize,
+
+    /// Seconds between reconcile passes.
+    #[arg(
+        long,
+        env = "ACP_RECONCILE_INTERVAL",
+        default_value_t = 5.0,
+        global = true
+    )]
+    pub reconcile_interval_secs: f64,
+
+    /// Deadline of one Temporal RPC, in milliseconds.
+    #[arg(
+        long,
+        env = "ACP_TEMPORAL_TIMEOUT_MS",
+        default_value_t = 3000,
+        global = true
+    )]
+    pub temporal_timeout_ms: u64,
+
+    /// Largest number of PostgreSQL connections.
+    #[arg(
+        long,
+        env = "ACP_DB_MAX_CONNECTIONS",
+        default_value_t = 16,
+        global = true
+    )]
+    pub db_max_connections: u32,
+
+    #[arg(
+        long,
+        env = "ACP_LOG_FORMAT",
+        value_enum,
+        default_value = "human",
+        global = true
+    )]
+    pub log_format: LogFormat,
+}
+
+impl Settings {
+    pub fn temporal(&self) -> TemporalSettings {
+        TemporalSettings {
+            address: self.temporal_address.clone(),
+            namespace: self.temporal_namespace.clone(),
+            api_key: self.temporal_api_key.clone(),
+            tls: self.temporal_tls,
+            rpc_timeout: Duration::from_millis(self.temporal_timeout_ms.max(100)),
+            identity: format!("acp@{}", std::process::id()),
+        }
+    }
+
+    pub fn reconcile_interval(&self) -> Duration {
+        Duration::from_secs_f64(self.reconcile_interval_secs.clamp(0.1, 3600.0))
+    }
+}
+
+/// Hides the password of a `scheme://user:password@host/db` URL.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("[redacted]"));
+            parsed.to_string()
+        }
+        Ok(parsed) => parsed.to_string(),
+        Err(_) => "[unparseable URL]".to_owned(),
+    }
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("database_url", &redact_url(&self.database_url))
+            .field("temporal_address", &self.temporal_address)
+            .field("temporal_namespace", &self.temporal_namespace)
+            .field(
+                "temporal_api_key",
+                &self.temporal_api_key.as_ref().map(|_| "[redacted]"),
+            )
+            .field("temporal_tls", &self.temporal_tls)
+            .field("listen", &self.listen)
+            .field("task_queue", &self.task_queue)
+            .field("body_limit", &self.body_limit)
+            .field("reconcile_interval_secs", &self.reconcile_interval_secs)
+            .field("temporal_timeout_ms", &self.temporal_timeout_ms)
+            .field("db_max_connections", &self.db_max_connections)
+            .field("log_format", &self.log_format)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        settings: Settings,
+    }
+
+    #[test]
+    fn debug_hides_secrets() {
+        let w = Wrapper::parse_from([
+            "acp",
+            "--database-url",
+            "postgres://app:hunter2@db:5432/acp",
+            "--temporal-api-key",
+            "sekrit-key",
+        ]);
+        let text = format!("{:?}", w.settings);
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(!text.contains("sekrit-key"), "{text}");
+        assert!(text.contains("[redacted]"));
+        assert!(!format!("{:?}", w.settings.temporal()).contains("sekrit-key"));
+    }
+}

@@ -1,0 +1,199 @@
+//! One error type for every handler, rendered as RFC 9457 problem documents.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::domain::FieldError;
+use crate::store::StoreError;
+
+/// An RFC 9457 problem document (`application/problem+json`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Problem {
+    /// A URI reference naming the problem type.
+    #[schema(example = "https://activity-control-plane.dev/problems/validation")]
+    pub r#type: String,
+    /// Short, human-readable summary of the problem type.
+    pub title: String,
+    /// The HTTP status code.
+    pub status: u16,
+    /// Explanation specific to this occurrence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Per-field problems, for validation failures.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<FieldError>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The body or parameters could not be read at all (syntax, type, unknown field).
+    #[error("bad request")]
+    BadRequest(Vec<FieldError>),
+    /// The request was well-formed but its values are not acceptable.
+    #[error("validation failed")]
+    Validation(Vec<FieldError>),
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("the resource changed since the version in If-Match")]
+    PreconditionFailed { current_version: i64 },
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error("request body exceeds {limit} bytes")]
+    PayloadTooLarge { limit: usize },
+    #[error("unsupported media type")]
+    UnsupportedMediaType(String),
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("a dependency is unavailable: {0}")]
+    Unavailable(String),
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl ApiError {
+    pub fn bad_field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::BadRequest(vec![FieldError::new(field, message)])
+    }
+
+    pub fn invalid_field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Validation(vec![FieldError::new(field, message)])
+    }
+
+    fn parts(&self) -> (StatusCode, &'static str, &'static str) {
+        match self {
+            Self::BadRequest(_) => (
+                StatusCode::BAD_REQUEST,
+                "bad-request",
+                "The request could not be read",
+            ),
+            Self::Validation(_) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "validation",
+                "The request has invalid fields",
+            ),
+            Self::NotFound(_) => (StatusCode::NOT_FOUND, "not-found", "Not found"),
+            Self::PreconditionFailed { .. } => (
+                StatusCode::PRECONDITION_FAILED,
+                "precondition-failed",
+                "The resource has changed",
+            ),
+            Self::Conflict(_) => (StatusCode::CONFLICT, "conflict", "Conflict"),
+            Self::PayloadTooLarge { .. } => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload-too-large",
+                "Request body too large",
+            ),
+            Self::UnsupportedMediaType(_) => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported-media-type",
+                "Unsupported media type",
+            ),
+            Self::MethodNotAllowed => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method-not-allowed",
+                "Method not allowed",
+            ),
+            Self::Unavailable(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "A dependency is unavailable",
+            ),
+            Self::Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "Internal server error",
+            ),
+        }
+    }
+
+    pub fn to_problem(&self) -> Problem {
+        let (status, slug, title) = self.parts();
+        let (detail, errors) = match self {
+            Self::BadRequest(errors) | Self::Validation(errors) => {
+                let detail = errors
+                    .iter()
+                    .map(|e| format!("{}: {}", e.field, e.message))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                (Some(detail), errors.clone())
+            }
+            Self::NotFound(what) => (Some(format!("{what} not found")), vec![]),
+            Self::PreconditionFailed { current_version } => (
+                Some(format!(
+                    "If-Match does not match the current version {current_version}; fetch it again and retry"
+                )),
+                vec![FieldError::new(
+                    "If-Match",
+                    format!("current version is \"{current_version}\""),
+                )],
+            ),
+            Self::Conflict(detail) => (Some(detail.clone()), vec![]),
+            Self::PayloadTooLarge { limit } => (
+                Some(format!("the body must be at most {limit} bytes")),
+                vec![FieldError::new("body", format!("exceeds {limit} bytes"))],
+            ),
+            Self::UnsupportedMediaType(detail) => (
+                Some(detail.clone()),
+                vec![FieldError::new("Content-Type", detail.clone())],
+            ),
+            Self::MethodNotAllowed => (None, vec![]),
+            // Which dependency is down is useful to the caller; its internals are not.
+            Self::Unavailable(what) => (
+                Some(format!("{what} is unavailable; retry shortly")),
+                vec![],
+            ),
+            Self::Internal(_) => (None, vec![]),
+        };
+        Problem {
+            r#type: format!("https://activity-control-plane.dev/problems/{slug}"),
+            title: title.to_owned(),
+            status: status.as_u16(),
+            detail,
+            errors,
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::NotFound => ApiError::NotFound("resource"),
+            StoreError::Conflict(what) => ApiError::Conflict(what),
+            StoreError::VersionMismatch { current } => ApiError::PreconditionFailed {
+                current_version: current,
+            },
+            StoreError::Unavailable(_) => ApiError::Unavailable("PostgreSQL".into()),
+            StoreError::Other(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        match &self {
+            ApiError::Internal(err) => tracing::error!(error = ?err, "request failed"),
+            ApiError::Unavailable(what) => {
+                tracing::warn!(dependency = %what, "dependency unavailable")
+            }
+            _ => {}
+        }
+        let problem = self.to_problem();
+        let status =
+            StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body = serde_json::to_vec(&problem).unwrap_or_default();
+        let mut response = (status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        if matches!(self, ApiError::Unavailable(_)) {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        }
+        response
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

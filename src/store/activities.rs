@@ -1,0 +1,478 @@
+//! The `activities` table and its version history.
+
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+use sqlx::{FromRow, PgPool, Postgres, Transaction};
+use uuid::Uuid;
+
+use super::{StoreError, StoreResult};
+use crate::domain::activity::{Activity, ActivityDefinition, SyncState, SyncStatus};
+use crate::domain::trigger::{Trigger, TriggerType};
+
+const COLUMNS: &str = "id, version, definition, paused, pause_note, created_at, updated_at, \
+    deleted_at, sync_state, last_synced_at, last_sync_error, synced_version, schedule_conflict_token";
+
+#[derive(FromRow)]
+struct ActivityRow {
+    id: Uuid,
+    version: i64,
+    definition: Json<ActivityDefinition>,
+    paused: bool,
+    pause_note: Option<String>,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    deleted_at: Option<DateTime<Utc>>,
+    sync_state: String,
+    last_synced_at: Option<DateTime<Utc>>,
+    last_sync_error: Option<String>,
+    synced_version: Option<i64>,
+    schedule_conflict_token: Option<Vec<u8>>,
+}
+
+impl From<ActivityRow> for Activity {
+    fn from(row: ActivityRow) -> Self {
+        Activity {
+            id: row.id,
+            version: row.version,
+            definition: row.definition.0,
+            paused: row.paused,
+            pause_note: row.pause_note,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            deleted: row.deleted_at.is_some(),
+            sync: SyncStatus {
+                state: SyncState::from_db(&row.sync_state),
+                last_synced_at: row.last_synced_at,
+                last_error: row.last_sync_error,
+                synced_version: row.synced_version,
+                conflict_token: row.schedule_conflict_token,
+            },
+        }
+    }
+}
+
+/// What the caller knows about the current version (from `If-Match`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// No precondition.
+    Anything,
+    /// `If-Match: *`: the resource must exist.
+    Exists,
+    /// `If-Match: "N"`: the resource must be at version N.
+    Version(i64),
+}
+
+pub enum CreateOutcome {
+    Created(Activity),
+    /// The Idempotency-Key was seen before with the same request.
+    Replayed(Activity),
+}
+
+/// Filters for listing activities; all optional, combined with AND.
+#[derive(Debug, Default, Clone)]
+pub struct ActivityFilter {
+    pub trigger_type: Option<TriggerType>,
+    pub enabled: Option<bool>,
+    pub label: Option<(String, String)>,
+    pub q: Option<String>,
+}
+
+/// Where a page starts: strictly after this (created_at, id), newest first.
+pub type Keyset = (DateTime<Utc>, Uuid);
+
+#[derive(Clone)]
+pub struct ActivityStore {
+    pool: PgPool,
+}
+
+/// The sync state a definition starts in: an event activity that never had a
+/// schedule needs nothing from Temporal; anything else waits for a sync.
+fn initial_sync_state(new: &ActivityDefinition, old: Option<&ActivityDefinition>) -> SyncState {
+    let was_event = old.is_none_or(|o| o.trigger.as_scheduled().is_none());
+    if new.trigger.as_scheduled().is_none() && was_event {
+        SyncState::NotApplicable
+    } else {
+        SyncState::Pending
+    }
+}
+
+fn event_types(def: &ActivityDefinition) -> Vec<String> {
+    match &def.trigger {
+        Trigger::Event { event_types } => {
+            event_types.iter().map(|t| t.as_str().to_owned()).collect()
+        }
+        Trigger::Scheduled(_) => vec![],
+    }
+}
+
+impl ActivityStore {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    #[tracing::instrument(skip(self, def, idempotency))]
+    pub async fn create(
+        &self,
+        id: Uuid,
+        def: &ActivityDefinition,
+        idempotency: Option<(&str, &str)>,
+    ) -> StoreResult<CreateOutcome> {
+        let mut tx = self.pool.begin().await?;
+        if let Some((key, request_hash)) = idempotency {
+            let claimed: Option<(String,)> = sqlx::query_as(
+                "INSERT INTO idempotency_keys (scope, key, request_hash, resource_id)
+                 VALUES ('create_activity', $1, $2, $3)
+                 ON CONFLICT (scope, key) DO NOTHING RETURNING key",
+            )
+            .bind(key)
+            .bind(request_hash)
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if claimed.is_none() {
+                let (seen_hash, resource_id): (String, Uuid) = sqlx::query_as(
+                    "SELECT request_hash, resource_id FROM idempotency_keys
+                     WHERE scope = 'create_activity' AND key = $1",
+                )
+                .bind(key)
+                .fetch_one(&mut *tx)
+                .await?;
+                tx.rollback().await?;
+                if seen_hash != request_hash {
+                    return Err(StoreError::Conflict(
+                        "this Idempotency-Key was already used with a different request body"
+                            .into(),
+                    ));
+                }
+                return match self.get_any(resource_id).await? {
+                    Some(activity) if !activity.deleted => Ok(CreateOutcome::Replayed(activity)),
+                    _ => Err(StoreError::Conflict(
+                        "the activity created with this Idempotency-Key has since been deleted"
+                            .into(),
+                    )),
+                };
+            }
+        }
+        let activity = insert(&mut tx, id, 1, def, initial_sync_state(def, None)).await?;
+        tx.commit().await?;
+        Ok(CreateOutcome::Created(activity))
+    }
+
+    /// A live activity, or `NotFound`.
+    pub async fn get(&self, id: Uuid) -> StoreResult<Activity> {
+        match self.get_any(id).await? {
+            Some(a) if !a.deleted => Ok(a),
+            _ => Err(StoreError::NotFound),
+        }
+    }
+
+    /// An activity even when soft-deleted, for run history and the reconciler.
+    pub async fn get_any(&self, id: Uuid) -> StoreResult<Option<Activity>> {
+        let row: Option<ActivityRow> =
+            sqlx::query_as(&format!("SELECT {COLUMNS} FROM activities WHERE id = $1"))
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.map(Into::into))
+    }
+
+    #[tracing::instrument(skip(self))]
+    pub async fn list(
+        &self,
+        filter: &ActivityFilter,
+        after: Option<Keyset>,
+        limit: i64,
+    ) -> StoreResult<Vec<Activity>> {
+        let mut qb = sqlx::QueryBuilder::<Postgres>::new(format!(
+            "SELECT {COLUMNS} FROM activities WHERE deleted_at IS NULL"
+        ));
+        if let Some(t) = filter.trigger_type {
+            qb.push(" AND trigger_type = ").push_bind(t.as_str());
+        }
+        if let Some(enabled) = filter.enabled {
+            qb.push(" AND enabled = ").push_bind(enabled);
+        }
+        if let Some((key, value)) = &filter.label {
+            let mut obj = serde_json::Map::new();
+            obj.insert(key.clone(), serde_json::Value::String(value.clone()));
+            qb.push(" AND labels @> ")
+                .push_bind(Json(serde_json::Value::Object(obj)));
+        }
+        if let Some(q) = &filter.q {
+            let pattern = format!("%{}%", escape_like(q));
+            qb.push(" AND (name ILIKE ")
+                .push_bind(pattern.clone())
+                .push(" ESCAPE '\\' OR description ILIKE ")
+                .push_bind(pattern)
+                .push(" ESCAPE '\\')");
+        }
+        if let Some((created_at, id)) = after {
+            qb.push(" AND (created_at, id) < (")
+                .push_bind(created_at)
+                .push(", ")
+                .push_bind(id)
+                .push(")");
+        }
+        qb.push(" ORDER BY created_at DESC, id DESC LIMIT ")
+            .push_bind(limit);
+        let rows: Vec<ActivityRow> = qb.build_query_as().fetch_all(&self.pool).await?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    /// Create-or-replace. Returns the activity and whether it was created.
+    #[tracing::instrument(skip(self, def))]
+    pub async fn put(
+        &self,
+        id: Uuid,
+        def: &ActivityDefinition,
+        expect: Expect,
+    ) -> StoreResult<(Activity, bool)> {
+        let mut tx = self.pool.begin().await?;
+        let current: Option<ActivityRow> = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM activities WHERE id = $1 FOR UPDATE"
+        ))
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let current: Option<Activity> = current.map(Into::into);
+        match current {
+            None => {
+                if expect != Expect::Anything {
+                    return Err(StoreError::VersionMismatch { current: 0 });
+                }
+                let activity = insert(&mut tx, id, 1, def, initial_sync_state(def, None)).await?;
+                tx.commit().await?;
+                Ok((activity, true))
+            }
+            Some(current) if current.deleted => {
+                if expect != Expect::Anything {
+                    return Err(StoreError::VersionMismatch { current: 0 });
+                }
+                // A PUT to a deleted ID brings it back as a new life of the same
+                // activity; the version keeps counting so ETags never repeat.
+                let activity = update_definition(&mut tx, &current, def, true).await?;
+                tx.commit().await?;
+                Ok((activity, true))
+            }
+            Some(current) => {
+                check_expect(&current, expect)?;
+                if current.definition == *def {
+                    return Ok((current, false));
+                }
+                let activity = update_definition(&mut tx, &current, def, false).await?;
+                tx.commit().await?;
+                Ok((activity, false))
+            }
+        }
+    }
+
+    /// Replaces the definition of a live activity at exactly `expected_version`
+    /// (PATCH: the caller merged onto that version).
+    #[tracing::instrument(skip(self, def))]
+    pub async fn replace_at(
+        &self,
+        id: Uuid,
+        expected_version: i64,
+        def: &ActivityDefinition,
+    ) -> StoreResult<Activity> {
+        let mut tx = self.pool.begin().await?;
+        let current = lock_live(&mut tx, id).await?;
+        check_expect(&current, Expect::Version(expected_version))?;
+        if current.definition == *def {
+            return Ok(current);
+        }
+        let activity = update_definition(&mut tx, &current, def, false).await?;
+        tx.commit().await?;
+        Ok(activity)
+    }
+
+    /// Soft-deletes a live activity; its runs stay readable.
+    #[tracing::instrument(skip(self))]
+    pub async fn delete(&self, id: Uuid, expect: Expect) -> StoreResult<Activity> {
+        let mut tx = self.pool.begin().await?;
+        let current = lock_live(&mut tx, id).await?;
+        check_expect(&current, expect)?;
+        let sync_state =
+            if current.wants_schedule() || current.sync.state != SyncState::NotApplicable {
+                SyncState::Pending
+            } else {
+                SyncState::NotApplicable
+            };
+        let row: ActivityRow = sqlx::query_as(&format!(
+            "UPDATE activities SET deleted_at = now(), updated_at = now(), version = version + 1,
+                 sync_state = $2
+             WHERE id = $1 RETURNING {COLUMNS}"
+        ))
+        .bind(id)
+        .bind(sync_state.as_str())
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(row.into())
+    }
+
+    /// Records the outcome of bringing Temporal to `version`. A stale outcome
+    /// (the activity moved on meanwhile) is dropped: the newer write syncs itself.
+    #[tracing::instrument(skip(self, conflict_token))]
+    pub async fn record_sync(
+        &self,
+        id: Uuid,
+        version: i64,
+        state: SyncState,
+        error: Option<&str>,
+        conflict_token: Option<&[u8]>,
+    ) -> StoreResult<bool> {
+        let result = sqlx::query(
+            "UPDATE activities SET
+                 sync_state = $3,
+                 last_sync_error = $4,
+                 last_synced_at = CASE WHEN $3 IN ('synced', 'not_applicable') THEN now() ELSE last_synced_at END,
+                 synced_version = CASE WHEN $3 IN ('synced', 'not_applicable') THEN $2 ELSE synced_version END,
+                 schedule_conflict_token = CASE WHEN $3 = 'synced' THEN $5 ELSE schedule_conflict_token END
+             WHERE id = $1 AND version = $2",
+        )
+        .bind(id)
+        .bind(version)
+        .bind(state.as_str())
+        .bind(error)
+        .bind(conflict_token)
+        .execute(&self.pool)
+        .await?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    /// Everything the reconciler must look at: live activities, and deleted ones
+    /// whose schedule may still exist.
+    pub async fn reconcile_candidates(&self) -> StoreResult<Vec<Activity>> {
+        let rows: Vec<ActivityRow> = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM activities
+             WHERE deleted_at IS NULL OR sync_state <> 'not_applicable'
+             ORDER BY id"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+}
+
+fn check_expect(current: &Activity, expect: Expect) -> StoreResult<()> {
+    match expect {
+        Expect::Version(v) if v != current.version => Err(StoreError::VersionMismatch {
+            current: current.version,
+        }),
+        _ => Ok(()),
+    }
+}
+
+async fn lock_live(tx: &mut Transaction<'_, Postgres>, id: Uuid) -> StoreResult<Activity> {
+    let row: Option<ActivityRow> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM activities WHERE id = $1 AND deleted_at IS NULL FOR UPDATE"
+    ))
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    row.map(Into::into).ok_or(StoreError::NotFound)
+}
+
+async fn insert(
+    tx: &mut Transaction<'_, Postgres>,
+    id: Uuid,
+    version: i64,
+    def: &ActivityDefinition,
+    sync_state: SyncState,
+) -> StoreResult<Activity> {
+    let row: ActivityRow = sqlx::query_as(&format!(
+        "INSERT INTO activities (id, version, definition, name, description, enabled, trigger_type,
+             labels, event_types, sync_state)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         RETURNING {COLUMNS}"
+    ))
+    .bind(id)
+    .bind(version)
+    .bind(Json(def))
+    .bind(&def.name)
+    .bind(&def.description)
+    .bind(def.enabled)
+    .bind(def.trigger.trigger_type().as_str())
+    .bind(Json(&def.labels))
+    .bind(event_types(def))
+    .bind(sync_state.as_str())
+    .fetch_one(&mut **tx)
+    .await?;
+    record_version(tx, id, version, def).await?;
+    Ok(row.into())
+}
+
+async fn update_definition(
+    tx: &mut Transaction<'_, Postgres>,
+    current: &Activity,
+    def: &ActivityDefinition,
+    revive: bool,
+) -> StoreResult<Activity> {
+    let old = (!current.deleted).then_some(&current.definition);
+    let mut sync_state = initial_sync_state(def, old);
+    if current.sync.state != SyncState::NotApplicable {
+        // A schedule may still exist from before: it must be brought in line.
+        sync_state = SyncState::Pending;
+    }
+    let version = current.version + 1;
+    let row: ActivityRow = sqlx::query_as(&format!(
+        "UPDATE activities SET version = $2, definition = $3, name = $4, description = $5,
+             enabled = $6, trigger_type = $7, labels = $8, event_types = $9, sync_state = $10,
+             updated_at = now(),
+             deleted_at = CASE WHEN $11 THEN NULL ELSE deleted_at END,
+             created_at = CASE WHEN $11 THEN now() ELSE created_at END,
+             paused = CASE WHEN $11 THEN false ELSE paused END,
+             pause_note = CASE WHEN $11 THEN NULL ELSE pause_note END
+         WHERE id = $1 RETURNING {COLUMNS}"
+    ))
+    .bind(current.id)
+    .bind(version)
+    .bind(Json(def))
+    .bind(&def.name)
+    .bind(&def.description)
+    .bind(def.enabled)
+    .bind(def.trigger.trigger_type().as_str())
+    .bind(Json(&def.labels))
+    .bind(event_types(def))
+    .bind(sync_state.as_str())
+    .bind(revive)
+    .fetch_one(&mut **tx)
+    .await?;
+    record_version(tx, current.id, version, def).await?;
+    Ok(row.into())
+}
+
+async fn record_version(
+    tx: &mut Transaction<'_, Postgres>,
+    id: Uuid,
+    version: i64,
+    def: &ActivityDefinition,
+) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO activity_versions (activity_id, version, definition) VALUES ($1, $2, $3)
+         ON CONFLICT (activity_id, version) DO NOTHING",
+    )
+    .bind(id)
+    .bind(version)
+    .bind(Json(def))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Escapes `%`, `_` and `\` so user text matches literally in ILIKE.
+fn escape_like(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,76 @@
+//! PostgreSQL repositories. Errors leave here typed, so the API can map them.
+
+pub mod activities;
+
+use std::time::Duration;
+
+use sqlx::PgPool;
+use sqlx::postgres::PgPoolOptions;
+
+pub use activities::ActivityStore;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not found")]
+    NotFound,
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The row exists but not at the version the caller expected (If-Match).
+    #[error("version mismatch, current version is {current}")]
+    VersionMismatch { current: i64 },
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    #[error(transparent)]
+    Other(anyhow::Error),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        match &err {
+            sqlx::Error::RowNotFound => StoreError::NotFound,
+            sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::WorkerCrashed => StoreError::Unavailable(err.to_string()),
+            sqlx::Error::Database(db) => {
+                let code = db.code().unwrap_or_default();
+                // Class 08: connection exceptions; 57P0x: the server is shutting
+                // down or restarting; 53300: too many connections.
+                if code.starts_with("08") || code.starts_with("57P0") || code == "53300" {
+                    StoreError::Unavailable(err.to_string())
+                } else if code == "23505" {
+                    StoreError::Conflict(db.constraint().unwrap_or("unique").to_owned())
+                } else {
+                    StoreError::Other(err.into())
+                }
+            }
+            _ => StoreError::Other(err.into()),
+        }
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A pool that does not need the database to be up yet: connections are made
+/// on demand, and a request waits at most `acquire_timeout` before it gets a
+/// 503 instead of hanging.
+pub fn lazy_pool(url: &str, max_connections: u32) -> anyhow::Result<PgPool> {
+    Ok(PgPoolOptions::new()
+        .max_connections(max_connections)
+        .acquire_timeout(Duration::from_secs(3))
+        .connect_lazy(url)?)
+}
+
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+pub async fn migrate(pool: &PgPool) -> anyhow::Result<()> {
+    MIGRATOR.run(pool).await?;
+    Ok(())
+}
+
+/// Probes the database for readiness.
+pub async fn ping(pool: &PgPool) -> StoreResult<()> {
+    sqlx::query("SELECT 1").execute(pool).await?;
+    Ok(())
+}

@@ -1,0 +1,388 @@
+//! The one place that talks to the Temporal client.
+//!
+//! The connection is made lazily and kept: the service starts and serves
+//! reads while Temporal is down, and picks Temporal up when it returns,
+//! without a restart. Every call has a short deadline so that an outage costs
+//! a request a few seconds, not a hang.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use temporalio_client::grpc::WorkflowService;
+use temporalio_client::{Client, ClientOptions, Connection, ConnectionOptions, RetryOptions};
+use temporalio_common::protos::temporal::api::workflowservice::v1::{
+    CreateScheduleRequest, DeleteScheduleRequest, DescribeScheduleRequest, GetSystemInfoRequest,
+    ListSchedulesRequest, UpdateScheduleRequest,
+};
+use tokio::sync::Mutex;
+use tonic::{Code, IntoRequest};
+use url::Url;
+
+use super::translate::{DesiredSchedule, memo_spec_hash};
+use super::{ScheduleActionView, ScheduleView};
+
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    /// Temporal did not answer (down, unreachable, timed out). Retry later.
+    #[error("Temporal is unavailable: {0}")]
+    Unavailable(String),
+    /// Temporal answered and refused. Retrying the same request will not help.
+    #[error("Temporal rejected the request: {0}")]
+    Rejected(String),
+    #[error("already exists")]
+    AlreadyExists,
+}
+
+impl From<tonic::Status> for GatewayError {
+    fn from(status: tonic::Status) -> Self {
+        match status.code() {
+            Code::AlreadyExists => GatewayError::AlreadyExists,
+            Code::Unavailable
+            | Code::DeadlineExceeded
+            | Code::Cancelled
+            | Code::Unknown
+            | Code::ResourceExhausted
+            | Code::Aborted
+            | Code::Internal => {
+                GatewayError::Unavailable(format!("{:?}: {}", status.code(), status.message()))
+            }
+            code => GatewayError::Rejected(format!("{code:?}: {}", status.message())),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct TemporalSettings {
+    pub address: String,
+    pub namespace: String,
+    pub api_key: Option<String>,
+    pub tls: bool,
+    /// Deadline of one RPC, retries included.
+    pub rpc_timeout: Duration,
+    pub identity: String,
+}
+
+impl std::fmt::Debug for TemporalSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TemporalSettings")
+            .field("address", &self.address)
+            .field("namespace", &self.namespace)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("tls", &self.tls)
+            .field("rpc_timeout", &self.rpc_timeout)
+            .finish()
+    }
+}
+
+impl TemporalSettings {
+    /// `host:port` or a URL; the SDK wants a URL.
+    pub fn target_url(&self) -> Result<Url, GatewayError> {
+        let with_scheme = if self.address.contains("://") {
+            self.address.clone()
+        } else if self.tls || self.api_key.is_some() {
+            format!("https://{}", self.address)
+        } else {
+            format!("http://{}", self.address)
+        };
+        Url::parse(&with_scheme).map_err(|e| {
+            GatewayError::Rejected(format!("bad TEMPORAL_ADDRESS `{}`: {e}", self.address))
+        })
+    }
+}
+
+pub struct TemporalGateway {
+    settings: TemporalSettings,
+    client: Mutex<Option<Client>>,
+}
+
+fn timestamp(ts: &prost_wkt_types::Timestamp) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp(ts.seconds, ts.nanos.max(0) as u32)
+}
+
+impl TemporalGateway {
+    pub fn new(settings: TemporalSettings) -> Self {
+        Self {
+            settings,
+            client: Mutex::new(None),
+        }
+    }
+
+    pub fn settings(&self) -> &TemporalSettings {
+        &self.settings
+    }
+
+    /// The shared client, connecting on first use (and again after a failed
+    /// first connect). The underlying channel reconnects by itself afterwards.
+    pub async fn client(&self) -> Result<Client, GatewayError> {
+        let mut guard = self.client.lock().await;
+        if let Some(client) = guard.as_ref() {
+            return Ok(client.clone());
+        }
+        let target = self.settings.target_url()?;
+        let retry = RetryOptions::builder()
+            .max_retries(2)
+            .max_elapsed_time(Some(self.settings.rpc_timeout))
+            .max_interval(Duration::from_millis(500))
+            .build();
+        let options = ConnectionOptions::new(target)
+            .identity(self.settings.identity.clone())
+            .connect_timeout(self.settings.rpc_timeout)
+            .retry_options(retry)
+            .maybe_api_key(self.settings.api_key.clone())
+            .maybe_tls_options(self.settings.tls.then(Default::default))
+            .build();
+        let connect = Connection::connect(options);
+        let connection = tokio::time::timeout(self.settings.rpc_timeout, connect)
+            .await
+            .map_err(|_| GatewayError::Unavailable("connect timed out".into()))?
+            .map_err(|e| GatewayError::Unavailable(format!("connect failed: {e}")))?;
+        let client = Client::new(
+            connection,
+            ClientOptions::new(self.settings.namespace.clone()).build(),
+        )
+        .map_err(|e| GatewayError::Rejected(format!("client: {e}")))?;
+        *guard = Some(client.clone());
+        Ok(client)
+    }
+
+    fn request<T>(&self, message: T) -> tonic::Request<T> {
+        let mut request = message.into_request();
+        request.set_timeout(self.settings.rpc_timeout);
+        request
+    }
+
+    /// Bounds the whole call (connect included) by the RPC deadline.
+    async fn bounded<T>(
+        &self,
+        call: impl Future<Output = Result<T, GatewayError>>,
+    ) -> Result<T, GatewayError> {
+        tokio::time::timeout(self.settings.rpc_timeout * 2, call)
+            .await
+            .map_err(|_| GatewayError::Unavailable("timed out".into()))?
+    }
+
+    pub async fn ping(&self) -> Result<(), GatewayError> {
+        self.bounded(async {
+            let mut client = self.client().await?;
+            WorkflowService::get_system_info(&mut client, self.request(GetSystemInfoRequest {}))
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    #[tracing::instrument(skip(self))]
+    pub async fn describe(&self, schedule_id: &str) -> Result<Option<ScheduleView>, GatewayError> {
+        self.bounded(async {
+            let mut client = self.client().await?;
+            let request = self.request(DescribeScheduleRequest {
+                namespace: self.settings.namespace.clone(),
+                schedule_id: schedule_id.to_owned(),
+            });
+            let response = match WorkflowService::describe_schedule(&mut client, request).await {
+                Ok(r) => r.into_inner(),
+                Err(status) if status.code() == Code::NotFound => return Ok(None),
+                Err(status) => return Err(status.into()),
+            };
+            let state = response
+                .schedule
+                .as_ref()
+                .and_then(|s| s.state.clone())
+                .unwrap_or_default();
+            let info = response.info.unwrap_or_default();
+            Ok(Some(ScheduleView {
+                paused: state.paused,
+                note: (!state.notes.is_empty()).then_some(state.notes),
+                spec_hash: memo_spec_hash(response.memo.as_ref()),
+                conflict_token: response.conflict_token,
+                future_action_times: info
+                    .future_action_times
+                    .iter()
+                    .filter_map(timestamp)
+                    .collect(),
+                action_count: info.action_count,
+                overlap_skipped: info.overlap_skipped,
+                missed_catchup_window: info.missed_catchup_window,
+                buffer_dropped: info.buffer_dropped,
+                recent_actions: info
+                    .recent_actions
+                    .iter()
+                    .map(|a| ScheduleActionView {
+                        scheduled_time: a.schedule_time.as_ref().and_then(timestamp),
+                        actual_time: a.actual_time.as_ref().and_then(timestamp),
+                        workflow_id: a
+                            .start_workflow_result
+                            .as_ref()
+                            .map(|w| w.workflow_id.clone()),
+                    })
+                    .collect(),
+                running_workflow_ids: info
+                    .running_workflows
+                    .iter()
+                    .map(|w| w.workflow_id.clone())
+                    .collect(),
+            }))
+        })
+        .await
+    }
+
+    #[tracing::instrument(skip(self, desired))]
+    pub async fn create(
+        &self,
+        schedule_id: &str,
+        desired: &DesiredSchedule,
+    ) -> Result<(), GatewayError> {
+        self.bounded(async {
+            let mut client = self.client().await?;
+            let request = self.request(CreateScheduleRequest {
+                namespace: self.settings.namespace.clone(),
+                schedule_id: schedule_id.to_owned(),
+                schedule: Some(desired.schedule.clone()),
+                identity: self.settings.identity.clone(),
+                // A fixed request ID per (schedule, spec) makes a retried create idempotent.
+                request_id: format!("{schedule_id}:{}", desired.spec_hash),
+                memo: Some(desired.memo.clone()),
+                ..Default::default()
+            });
+            WorkflowService::create_schedule(&mut client, request).await?;
+            Ok(())
+        })
+        .await
+    }
+
+    #[tracing::instrument(skip(self, desired, conflict_token))]
+    pub async fn update(
+        &self,
+        schedule_id: &str,
+        desired: &DesiredSchedule,
+        conflict_token: Vec<u8>,
+    ) -> Result<(), GatewayError> {
+        self.bounded(async {
+            let mut client = self.client().await?;
+            let request = self.request(UpdateScheduleRequest {
+                namespace: self.settings.namespace.clone(),
+                schedule_id: schedule_id.to_owned(),
+                schedule: Some(desired.schedule.clone()),
+                conflict_token,
+                identity: self.settings.identity.clone(),
+                request_id: uuid::Uuid::new_v4().to_string(),
+                memo: Some(desired.memo.clone()),
+                ..Default::default()
+            });
+            WorkflowService::update_schedule(&mut client, request).await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Deletes a schedule; `Ok(false)` when there was none.
+    #[tracing::instrument(skip(self))]
+    pub async fn delete(&self, schedule_id: &str) -> Result<bool, GatewayError> {
+        self.bounded(async {
+            let mut client = self.client().await?;
+            let request = self.request(DeleteScheduleRequest {
+                namespace: self.settings.namespace.clone(),
+                schedule_id: schedule_id.to_owned(),
+                identity: self.settings.identity.clone(),
+            });
+            match WorkflowService::delete_schedule(&mut client, request).await {
+                Ok(_) => Ok(true),
+                Err(status) if status.code() == Code::NotFound => Ok(false),
+                Err(status) => Err(status.into()),
+            }
+        })
+        .await
+    }
+
+    /// IDs of every schedule in the namespace whose ID starts with `prefix`.
+    pub async fn list_schedule_ids(&self, prefix: &str) -> Result<Vec<String>, GatewayError> {
+        let mut ids = Vec::new();
+        let mut page_token = Vec::new();
+        loop {
+            let response = self
+                .bounded(async {
+                    let mut client = self.client().await?;
+                    let request = self.request(ListSchedulesRequest {
+                        namespace: self.settings.namespace.clone(),
+                        maximum_page_size: 1000,
+                        next_page_token: page_token.clone(),
+                        ..Default::default()
+                    });
+                    Ok(WorkflowService::list_schedules(&mut client, request)
+                        .await?
+                        .into_inner())
+                })
+                .await?;
+            ids.extend(
+                response
+                    .schedules
+                    .into_iter()
+                    .map(|s| s.schedule_id)
+                    .filter(|id| id.starts_with(prefix)),
+            );
+            if response.next_page_token.is_empty() {
+                return Ok(ids);
+            }
+            page_token = response.next_page_token;
+        }
+    }
+
+    /// Brings one schedule to its desired state (absent when `desired` is
+    /// `None`). `known_token` is the conflict token recorded after our last
+    /// write: a schedule whose token differs was changed by someone else and
+    /// is rewritten even if its memo still looks right. Returns what Temporal
+    /// holds afterwards (its conflict token is the next drift check's).
+    #[tracing::instrument(skip(self, desired, known_token))]
+    pub async fn apply(
+        &self,
+        schedule_id: &str,
+        desired: Option<&DesiredSchedule>,
+        known_token: Option<&[u8]>,
+    ) -> Result<Option<ScheduleView>, GatewayError> {
+        let Some(desired) = desired else {
+            self.delete(schedule_id).await?;
+            return Ok(None);
+        };
+        match self.describe(schedule_id).await? {
+            None => match self.create(schedule_id, desired).await {
+                Ok(()) | Err(GatewayError::AlreadyExists) => {}
+                Err(e) => return Err(e),
+            },
+            Some(current) => {
+                let untouched = known_token == Some(current.conflict_token.as_slice());
+                if untouched && is_current(&current, desired) {
+                    return Ok(Some(current));
+                }
+                self.update(schedule_id, desired, current.conflict_token)
+                    .await?;
+            }
+        }
+        // Read back what Temporal now holds: a create racing another create,
+        // or an update, may leave something other than what we sent.
+        match self.describe(schedule_id).await? {
+            Some(view) if is_current(&view, desired) => Ok(Some(view)),
+            Some(view) => {
+                self.update(schedule_id, desired, view.conflict_token)
+                    .await?;
+                self.describe(schedule_id).await
+            }
+            None => Err(GatewayError::Unavailable(
+                "schedule vanished right after it was written".into(),
+            )),
+        }
+    }
+}
+
+/// Whether a described schedule already is the desired one, as far as the
+/// memo hash and the paused state tell.
+pub fn is_current(view: &ScheduleView, desired: &DesiredSchedule) -> bool {
+    view.spec_hash.as_deref() == Some(desired.spec_hash.as_str())
+        && view.paused == desired.paused
+        && view.note.clone().unwrap_or_default()
+            == desired
+                .schedule
+                .state
+                .as_ref()
+                .map(|s| s.notes.clone())
+                .unwrap_or_default()
+}

@@ -1,0 +1,33 @@
+//! Everything Temporal: the pure translation, the one gateway that holds the
+//! client, and (later) the worker with its workflows and activities.
+
+pub mod gateway;
+pub mod translate;
+pub mod worker;
+
+use chrono::{DateTime, Utc};
+
+pub use gateway::{GatewayError, TemporalGateway, TemporalSettings};
+
+/// What Temporal says about a schedule, free of protobuf types.
+#[derive(Debug, Clone, Default)]
+pub struct ScheduleView {
+    pub paused: bool,
+    pub note: Option<String>,
+    pub spec_hash: Option<String>,
+    pub conflict_token: Vec<u8>,
+    pub future_action_times: Vec<DateTime<Utc>>,
+    pub action_count: i64,
+    pub overlap_skipped: i64,
+    pub missed_catchup_window: i64,
+    pub buffer_dropped: i64,
+    pub recent_actions: Vec<ScheduleActionView>,
+    pub running_workflow_ids: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ScheduleActionView {
+    pub scheduled_time: Option<DateTime<Utc>>,
+    pub actual_time: Option<DateTime<Utc>>,
+    pub workflow_id: Option<String>,
+}

@@ -1,0 +1,485 @@
+//! PURE: an activity definition -> the Temporal schedule that carries it.
+//!
+//! No client, no I/O: the gateway sends what this builds. Table-tested below
+//! for every trigger kind and misfire policy (PRODUCT.md section 3).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+use sha2::{Digest, Sha256};
+use temporalio_common::protos::temporal::api::common::v1::{Memo, Payload, Payloads, WorkflowType};
+use temporalio_common::protos::temporal::api::enums::v1::ScheduleOverlapPolicy;
+use temporalio_common::protos::temporal::api::schedule::v1::{
+    IntervalSpec, Schedule, ScheduleAction, SchedulePolicies, ScheduleSpec, ScheduleState,
+    schedule_action,
+};
+use temporalio_common::protos::temporal::api::taskqueue::v1::TaskQueue;
+use temporalio_common::protos::temporal::api::workflow::v1::NewWorkflowExecutionInfo;
+use uuid::Uuid;
+
+use crate::domain::activity::Activity;
+use crate::domain::trigger::{Cadence, MisfirePolicy, ScheduledTrigger};
+
+/// The workflow type every schedule starts. It learns its nominal time and
+/// starts `RunActivityWorkflow` under the contract ID.
+pub const LAUNCHER_WORKFLOW_TYPE: &str = "LaunchScheduledRunWorkflow";
+
+/// Temporal's smallest catch-up window.
+pub const MIN_CATCHUP_WINDOW: Duration = Duration::from_secs(10);
+const MAX_CATCHUP_WINDOW: Duration = Duration::from_secs(365 * 86_400);
+
+/// Bumped whenever this translation changes, so every schedule counts as
+/// drifted and the reconciler rewrites it.
+const TRANSLATION_REVISION: u32 = 1;
+
+pub const MEMO_SPEC_HASH: &str = "acp_spec_hash";
+pub const MEMO_ACTIVITY_ID: &str = "acp_activity_id";
+pub const MEMO_VERSION: &str = "acp_version";
+
+/// The input the launcher workflow receives from the schedule.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LauncherInput {
+    pub activity_id: Uuid,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DesiredSchedule {
+    pub schedule: Schedule,
+    pub memo: Memo,
+    /// Hash of everything but the paused state and note, kept in the memo.
+    pub spec_hash: String,
+    pub paused: bool,
+}
+
+/// Overlap policy per misfire policy.
+pub fn overlap_policy(policy: MisfirePolicy) -> ScheduleOverlapPolicy {
+    match policy {
+        MisfirePolicy::Skip => ScheduleOverlapPolicy::Skip,
+        MisfirePolicy::Catchup => ScheduleOverlapPolicy::BufferAll,
+        MisfirePolicy::Compress => ScheduleOverlapPolicy::BufferOne,
+    }
+}
+
+/// The longest gap between consecutive nominal times, sampled from a fixed
+/// reference so the result (and the spec hash) is deterministic.
+fn longest_gap(cadence: &Cadence, samples: usize) -> Duration {
+    match cadence {
+        Cadence::Interval { every } => every.as_std(),
+        Cadence::Cron { cron, timezone } => {
+            let tz = timezone.tz();
+            let Some(mut at) = tz.timestamp_opt(1_767_225_600, 0).single() else {
+                return MAX_CATCHUP_WINDOW;
+            }; // 2026-01-01T00:00:00Z
+            let mut longest = Duration::ZERO;
+            let mut previous = cron.next_after(at);
+            for _ in 0..samples {
+                let Some(prev) = previous else { break };
+                at = prev;
+                let next = cron.next_after(at);
+                if let Some(next) = next {
+                    let gap = (next - prev).to_std().unwrap_or(MAX_CATCHUP_WINDOW);
+                    longest = longest.max(gap);
+                }
+                previous = next;
+            }
+            if longest.is_zero() {
+                MAX_CATCHUP_WINDOW
+            } else {
+                longest
+            }
+        }
+    }
+}
+
+/// Catch-up window per misfire policy: wide enough for `catchup_limit`
+/// intervals under `catchup`, Temporal's minimum otherwise (the launcher's
+/// misfire rule decides the rest).
+pub fn catchup_window(trigger: &ScheduledTrigger) -> Duration {
+    match trigger.misfire_policy {
+        MisfirePolicy::Skip | MisfirePolicy::Compress => MIN_CATCHUP_WINDOW,
+        MisfirePolicy::Catchup => {
+            let gap = longest_gap(&trigger.cadence, 48);
+            let limit = trigger.catchup_limit.get();
+            gap.checked_mul(limit)
+                .unwrap_or(MAX_CATCHUP_WINDOW)
+                .clamp(MIN_CATCHUP_WINDOW, MAX_CATCHUP_WINDOW)
+        }
+    }
+}
+
+fn proto_duration(d: Duration) -> prost_wkt_types::Duration {
+    prost_wkt_types::Duration {
+        seconds: d.as_secs() as i64,
+        nanos: d.subsec_nanos() as i32,
+    }
+}
+
+fn proto_timestamp(t: DateTime<Utc>) -> prost_wkt_types::Timestamp {
+    prost_wkt_types::Timestamp {
+        seconds: t.timestamp(),
+        nanos: t.timestamp_subsec_nanos() as i32,
+    }
+}
+
+/// A JSON payload as the SDK's default converter writes it.
+pub fn json_payload(value: &impl serde::Serialize) -> Payload {
+    Payload {
+        metadata: HashMap::from([("encoding".to_owned(), b"json/plain".to_vec())]),
+        data: serde_json::to_vec(value).unwrap_or_default(),
+        ..Default::default()
+    }
+}
+
+pub fn spec(trigger: &ScheduledTrigger) -> ScheduleSpec {
+    let mut spec = ScheduleSpec {
+        start_time: trigger.start_at.map(proto_timestamp),
+        end_time: trigger.end_at.map(proto_timestamp),
+        jitter: trigger.jitter.map(|j| proto_duration(j.as_std())),
+        ..Default::default()
+    };
+    match &trigger.cadence {
+        Cadence::Cron { cron, timezone } => {
+            spec.cron_string = vec![cron.as_str().to_owned()];
+            spec.timezone_name = timezone.name().to_owned();
+        }
+        Cadence::Interval { every } => {
+            spec.interval = vec![IntervalSpec {
+                interval: Some(proto_duration(every.as_std())),
+                phase: None,
+            }];
+        }
+    }
+    spec
+}
+
+/// The launcher's workflow ID prefix; Temporal appends `-{nominal time}`.
+pub fn launcher_workflow_id_prefix(activity_id: Uuid) -> String {
+    format!("launcher-{activity_id}")
+}
+
+/// The schedule for an activity, or `None` when it should have none
+/// (event triggers, deleted activities).
+pub fn desired_schedule(activity: &Activity, task_queue: &str) -> Option<DesiredSchedule> {
+    if activity.deleted {
+        return None;
+    }
+    let trigger = activity.definition.trigger.as_scheduled()?;
+    let schedule = Schedule {
+        spec: Some(spec(trigger)),
+        action: Some(ScheduleAction {
+            action: Some(schedule_action::Action::StartWorkflow(
+                NewWorkflowExecutionInfo {
+                    workflow_id: launcher_workflow_id_prefix(activity.id),
+                    workflow_type: Some(WorkflowType {
+                        name: LAUNCHER_WORKFLOW_TYPE.to_owned(),
+                    }),
+                    task_queue: Some(TaskQueue {
+                        name: task_queue.to_owned(),
+                        ..Default::default()
+                    }),
+                    input: Some(Payloads {
+                        payloads: vec![json_payload(&LauncherInput {
+                            activity_id: activity.id,
+                        })],
+                    }),
+                    ..Default::default()
+                },
+            )),
+        }),
+        policies: Some(SchedulePolicies {
+            overlap_policy: overlap_policy(trigger.misfire_policy) as i32,
+            catchup_window: Some(proto_duration(catchup_window(trigger))),
+            pause_on_failure: false,
+            keep_original_workflow_id: false,
+        }),
+        state: Some(ScheduleState {
+            notes: activity.pause_note.clone().unwrap_or_default(),
+            paused: activity.schedule_paused(),
+            limited_actions: false,
+            remaining_actions: 0,
+        }),
+    };
+    let spec_hash = spec_hash(activity.id, trigger, task_queue);
+    let memo = Memo {
+        fields: HashMap::from([
+            (MEMO_SPEC_HASH.to_owned(), json_payload(&spec_hash)),
+            (MEMO_ACTIVITY_ID.to_owned(), json_payload(&activity.id)),
+            (MEMO_VERSION.to_owned(), json_payload(&activity.version)),
+        ]),
+    };
+    Some(DesiredSchedule {
+        paused: activity.schedule_paused(),
+        schedule,
+        memo,
+        spec_hash,
+    })
+}
+
+/// A stable hash of what the schedule does (not whether it is paused).
+pub fn spec_hash(activity_id: Uuid, trigger: &ScheduledTrigger, task_queue: &str) -> String {
+    let canonical = serde_json::json!({
+        "revision": TRANSLATION_REVISION,
+        "activity_id": activity_id,
+        "trigger": trigger,
+        "task_queue": task_queue,
+        "launcher": LAUNCHER_WORKFLOW_TYPE,
+    });
+    let digest = Sha256::digest(canonical.to_string().as_bytes());
+    hex::encode(digest)
+}
+
+/// Reads the spec hash back out of a schedule's memo.
+pub fn memo_spec_hash(memo: Option<&Memo>) -> Option<String> {
+    let payload = memo?.fields.get(MEMO_SPEC_HASH)?;
+    serde_json::from_slice(&payload.data).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::activity::{ActivityDefinition, SyncState, SyncStatus, TaskSpec, TaskType};
+    use crate::domain::duration::IsoDuration;
+    use crate::domain::trigger::{CatchupLimit, CronExpr, EventType, TimeZoneName, Trigger};
+
+    fn activity(trigger: Trigger) -> Activity {
+        Activity {
+            id: Uuid::from_u128(42),
+            version: 3,
+            definition: ActivityDefinition {
+                name: "t".into(),
+                description: None,
+                enabled: true,
+                labels: Default::default(),
+                trigger,
+                tasks: vec![TaskSpec {
+                    task_type: TaskType::parse("noop").unwrap(),
+                    name: None,
+                    config: Default::default(),
+                }],
+                dedupe_key_strategy: None,
+            },
+            paused: false,
+            pause_note: None,
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+            sync: SyncStatus {
+                state: SyncState::Pending,
+                last_synced_at: None,
+                last_error: None,
+                synced_version: None,
+                conflict_token: None,
+            },
+            deleted: false,
+        }
+    }
+
+    fn scheduled(cadence: Cadence, policy: MisfirePolicy, limit: i64) -> Trigger {
+        Trigger::Scheduled(ScheduledTrigger {
+            cadence,
+            misfire_policy: policy,
+            catchup_limit: CatchupLimit::new(limit).unwrap(),
+            misfire_grace: IsoDuration::from_secs(60),
+            start_at: None,
+            end_at: None,
+            jitter: None,
+        })
+    }
+
+    fn hourly_berlin() -> Cadence {
+        Cadence::Cron {
+            cron: CronExpr::parse("0 * * * *").unwrap(),
+            timezone: TimeZoneName::parse("Europe/Berlin").unwrap(),
+        }
+    }
+
+    fn every(secs: u64) -> Cadence {
+        Cadence::Interval {
+            every: IsoDuration::from_secs(secs),
+        }
+    }
+
+    #[test]
+    fn policy_table() {
+        // (cadence, policy, limit, overlap, catch-up window)
+        let table = [
+            (
+                every(30),
+                MisfirePolicy::Skip,
+                10,
+                ScheduleOverlapPolicy::Skip,
+                10,
+            ),
+            (
+                every(30),
+                MisfirePolicy::Compress,
+                10,
+                ScheduleOverlapPolicy::BufferOne,
+                10,
+            ),
+            (
+                every(30),
+                MisfirePolicy::Catchup,
+                10,
+                ScheduleOverlapPolicy::BufferAll,
+                300,
+            ),
+            (
+                every(2),
+                MisfirePolicy::Catchup,
+                3,
+                ScheduleOverlapPolicy::BufferAll,
+                10,
+            ),
+            (
+                every(86_400),
+                MisfirePolicy::Catchup,
+                1000,
+                ScheduleOverlapPolicy::BufferAll,
+                365 * 86_400,
+            ),
+            (
+                every(3600),
+                MisfirePolicy::Catchup,
+                1000,
+                ScheduleOverlapPolicy::BufferAll,
+                3_600_000,
+            ),
+            (
+                hourly_berlin(),
+                MisfirePolicy::Skip,
+                10,
+                ScheduleOverlapPolicy::Skip,
+                10,
+            ),
+            (
+                hourly_berlin(),
+                MisfirePolicy::Compress,
+                5,
+                ScheduleOverlapPolicy::BufferOne,
+                10,
+            ),
+            (
+                hourly_berlin(),
+                MisfirePolicy::Catchup,
+                10,
+                ScheduleOverlapPolicy::BufferAll,
+                36_000,
+            ),
+        ];
+        for (cadence, policy, limit, overlap, window) in table {
+            let a = activity(scheduled(cadence.clone(), policy, limit));
+            let desired = desired_schedule(&a, "q").unwrap();
+            let policies = desired.schedule.policies.unwrap();
+            assert_eq!(
+                policies.overlap_policy, overlap as i32,
+                "{cadence:?} {policy}"
+            );
+            assert_eq!(
+                policies.catchup_window.unwrap().seconds,
+                window,
+                "{cadence:?} {policy} {limit}"
+            );
+        }
+    }
+
+    #[test]
+    fn cron_spec_keeps_expression_and_zone() {
+        let a = activity(scheduled(hourly_berlin(), MisfirePolicy::Skip, 10));
+        let spec = desired_schedule(&a, "q").unwrap().schedule.spec.unwrap();
+        assert_eq!(spec.cron_string, vec!["0 * * * *".to_owned()]);
+        assert_eq!(spec.timezone_name, "Europe/Berlin");
+        assert!(spec.interval.is_empty());
+    }
+
+    #[test]
+    fn interval_spec_and_bounds() {
+        let mut trigger = scheduled(every(30), MisfirePolicy::Skip, 10);
+        if let Trigger::Scheduled(s) = &mut trigger {
+            s.start_at = Some(Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap());
+            s.end_at = Some(Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap());
+            s.jitter = Some(IsoDuration::from_secs(5));
+        }
+        let spec = desired_schedule(&activity(trigger), "q")
+            .unwrap()
+            .schedule
+            .spec
+            .unwrap();
+        assert_eq!(spec.interval[0].interval.as_ref().unwrap().seconds, 30);
+        assert_eq!(spec.start_time.unwrap().seconds, 1_767_225_600);
+        assert_eq!(spec.end_time.unwrap().seconds, 1_798_761_600);
+        assert_eq!(spec.jitter.unwrap().seconds, 5);
+        assert!(spec.cron_string.is_empty());
+    }
+
+    #[test]
+    fn action_starts_the_launcher_on_the_task_queue() {
+        let a = activity(scheduled(every(30), MisfirePolicy::Skip, 10));
+        let desired = desired_schedule(&a, "my-queue").unwrap();
+        let Some(schedule_action::Action::StartWorkflow(start)) =
+            desired.schedule.action.unwrap().action
+        else {
+            panic!("no start action");
+        };
+        assert_eq!(start.workflow_type.unwrap().name, LAUNCHER_WORKFLOW_TYPE);
+        assert_eq!(start.task_queue.unwrap().name, "my-queue");
+        assert_eq!(start.workflow_id, format!("launcher-{}", a.id));
+        let input: LauncherInput =
+            serde_json::from_slice(&start.input.unwrap().payloads[0].data).unwrap();
+        assert_eq!(input.activity_id, a.id);
+    }
+
+    #[test]
+    fn paused_when_disabled_or_paused() {
+        let mut a = activity(scheduled(every(30), MisfirePolicy::Skip, 10));
+        assert!(!desired_schedule(&a, "q").unwrap().paused);
+        a.definition.enabled = false;
+        assert!(
+            desired_schedule(&a, "q")
+                .unwrap()
+                .schedule
+                .state
+                .unwrap()
+                .paused
+        );
+        a.definition.enabled = true;
+        a.paused = true;
+        a.pause_note = Some("maintenance".into());
+        let state = desired_schedule(&a, "q").unwrap().schedule.state.unwrap();
+        assert!(state.paused);
+        assert_eq!(state.notes, "maintenance");
+    }
+
+    #[test]
+    fn no_schedule_for_events_or_deleted() {
+        let event = Trigger::Event {
+            event_types: vec![EventType::parse("x.y").unwrap()],
+        };
+        assert!(desired_schedule(&activity(event), "q").is_none());
+        let mut a = activity(scheduled(every(30), MisfirePolicy::Skip, 10));
+        a.deleted = true;
+        assert!(desired_schedule(&a, "q").is_none());
+    }
+
+    #[test]
+    fn hash_tracks_spec_not_pause() {
+        let a = activity(scheduled(every(30), MisfirePolicy::Skip, 10));
+        let base = desired_schedule(&a, "q").unwrap();
+        let mut paused = a.clone();
+        paused.definition.enabled = false;
+        assert_eq!(
+            desired_schedule(&paused, "q").unwrap().spec_hash,
+            base.spec_hash
+        );
+        let changed = activity(scheduled(every(31), MisfirePolicy::Skip, 10));
+        assert_ne!(
+            desired_schedule(&changed, "q").unwrap().spec_hash,
+            base.spec_hash
+        );
+        assert_ne!(
+            desired_schedule(&a, "other").unwrap().spec_hash,
+            base.spec_hash
+        );
+        assert_eq!(memo_spec_hash(Some(&base.memo)), Some(base.spec_hash));
+    }
+}
