@@ -57,6 +57,16 @@ trap 'exit 143' TERM
 # Small utilities
 # ---------------------------------------------------------------------------
 
+# http_get_ok URL: true when URL answers 2xx. curl when the machine has it,
+# else Python's standard library (a clean machine always has Python).
+http_get_ok() {
+    if command -v curl >/dev/null 2>&1; then
+        curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null
+    else
+        python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' "$1" 2>/dev/null
+    fi
+}
+
 # wait_http URL TIMEOUT_SECONDS [PID]
 # Polls URL until it answers HTTP 2xx, failing after TIMEOUT_SECONDS. With PID,
 # also fails as soon as that process has died (no point waiting for a server
@@ -65,7 +75,7 @@ wait_http() {
     local url="$1" timeout="$2" pid="${3:-}"
     local deadline=$((SECONDS + timeout))
     while :; do
-        if curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null; then
+        if http_get_ok "$url"; then
             return 0
         fi
         if [[ -n "$pid" ]] && ! kill -0 "$pid" 2>/dev/null; then

@@ -18,7 +18,7 @@ use tokio::sync::Mutex;
 use tonic::{Code, IntoRequest};
 use url::Url;
 
-use super::translate::{DesiredSchedule, memo_spec_hash};
+use super::translate::{DesiredSchedule, action_spec_hash};
 use super::{ScheduleActionView, ScheduleView};
 
 #[derive(Debug, thiserror::Error)]
@@ -193,7 +193,7 @@ impl TemporalGateway {
             Ok(Some(ScheduleView {
                 paused: state.paused,
                 note: (!state.notes.is_empty()).then_some(state.notes),
-                spec_hash: memo_spec_hash(response.memo.as_ref()),
+                spec_hash: action_spec_hash(response.schedule.as_ref()),
                 conflict_token: response.conflict_token,
                 future_action_times: info
                     .future_action_times
@@ -266,7 +266,6 @@ impl TemporalGateway {
                 conflict_token,
                 identity: self.settings.identity.clone(),
                 request_id: uuid::Uuid::new_v4().to_string(),
-                memo: Some(desired.memo.clone()),
                 ..Default::default()
             });
             WorkflowService::update_schedule(&mut client, request).await?;

@@ -46,8 +46,11 @@ pub struct LauncherInput {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DesiredSchedule {
     pub schedule: Schedule,
+    /// The schedule's own memo, set once at creation: Temporal 1.32 refuses
+    /// memo updates on workflow-backed schedules.
     pub memo: Memo,
-    /// Hash of everything but the paused state and note, kept in the memo.
+    /// Hash of everything but the paused state and note. It travels in the
+    /// memo of the start-workflow action, which updates do replace.
     pub spec_hash: String,
     pub paused: bool,
 }
@@ -165,6 +168,7 @@ pub fn desired_schedule(activity: &Activity, task_queue: &str) -> Option<Desired
         return None;
     }
     let trigger = activity.definition.trigger.as_scheduled()?;
+    let spec_hash = spec_hash(activity.id, trigger, task_queue);
     let schedule = Schedule {
         spec: Some(spec(trigger)),
         action: Some(ScheduleAction {
@@ -183,6 +187,12 @@ pub fn desired_schedule(activity: &Activity, task_queue: &str) -> Option<Desired
                             activity_id: activity.id,
                         })],
                     }),
+                    memo: Some(Memo {
+                        fields: HashMap::from([
+                            (MEMO_SPEC_HASH.to_owned(), json_payload(&spec_hash)),
+                            (MEMO_VERSION.to_owned(), json_payload(&activity.version)),
+                        ]),
+                    }),
                     ..Default::default()
                 },
             )),
@@ -200,13 +210,8 @@ pub fn desired_schedule(activity: &Activity, task_queue: &str) -> Option<Desired
             remaining_actions: 0,
         }),
     };
-    let spec_hash = spec_hash(activity.id, trigger, task_queue);
     let memo = Memo {
-        fields: HashMap::from([
-            (MEMO_SPEC_HASH.to_owned(), json_payload(&spec_hash)),
-            (MEMO_ACTIVITY_ID.to_owned(), json_payload(&activity.id)),
-            (MEMO_VERSION.to_owned(), json_payload(&activity.version)),
-        ]),
+        fields: HashMap::from([(MEMO_ACTIVITY_ID.to_owned(), json_payload(&activity.id))]),
     };
     Some(DesiredSchedule {
         paused: activity.schedule_paused(),
@@ -229,9 +234,11 @@ pub fn spec_hash(activity_id: Uuid, trigger: &ScheduledTrigger, task_queue: &str
     hex::encode(digest)
 }
 
-/// Reads the spec hash back out of a schedule's memo.
-pub fn memo_spec_hash(memo: Option<&Memo>) -> Option<String> {
-    let payload = memo?.fields.get(MEMO_SPEC_HASH)?;
+/// Reads the spec hash back out of a schedule's start-workflow action.
+pub fn action_spec_hash(schedule: Option<&Schedule>) -> Option<String> {
+    let action = schedule?.action.as_ref()?.action.as_ref()?;
+    let schedule_action::Action::StartWorkflow(start) = action;
+    let payload = start.memo.as_ref()?.fields.get(MEMO_SPEC_HASH)?;
     serde_json::from_slice(&payload.data).ok()
 }
 
@@ -480,6 +487,6 @@ mod tests {
             desired_schedule(&a, "other").unwrap().spec_hash,
             base.spec_hash
         );
-        assert_eq!(memo_spec_hash(Some(&base.memo)), Some(base.spec_hash));
+        assert_eq!(action_spec_hash(Some(&base.schedule)), Some(base.spec_hash));
     }
 }

