@@ -15,7 +15,9 @@ use crate::store::activities::Expect;
 /// Turns a serde error at a path into a field error, naming the missing or
 /// unknown field itself rather than its parent object.
 fn field_error(path: &str, message: &str) -> FieldError {
-    let base = if path == "." { "" } else { path };
+    // `?` marks a position serde could not name (e.g. a syntax error).
+    let base = path.trim_end_matches('?').trim_end_matches('.');
+    let base = if base == "." { "" } else { base };
     let join = |name: &str| {
         if base.is_empty() {
             name.to_owned()
