@@ -239,8 +239,10 @@ impl TemporalGateway {
                 schedule_id: schedule_id.to_owned(),
                 schedule: Some(desired.schedule.clone()),
                 identity: self.settings.identity.clone(),
-                // A fixed request ID per (schedule, spec) makes a retried create idempotent.
-                request_id: format!("{schedule_id}:{}", desired.spec_hash),
+                // Random on purpose: the server remembers request IDs, and a
+                // re-create after a delete with a reused ID is silently dropped.
+                // A retried create is safe anyway: it answers AlreadyExists.
+                request_id: uuid::Uuid::new_v4().to_string(),
                 memo: Some(desired.memo.clone()),
                 ..Default::default()
             });
