@@ -20,7 +20,7 @@ fn policies(
     let p = d
         .schedule
         .as_ref()
-        .and_then(|s| s.policies.clone())
+        .and_then(|s| s.policies)
         .unwrap_or_default();
     (
         p.overlap_policy,

@@ -13,8 +13,9 @@ use super::duration::IsoDuration;
 #[serde(try_from = "String", into = "String")]
 pub struct CronExpr {
     text: String,
+    /// Boxed: the parsed form is large and most code only moves the text.
     #[serde(skip)]
-    parsed: croner::Cron,
+    parsed: Box<croner::Cron>,
 }
 
 impl CronExpr {
@@ -42,7 +43,7 @@ impl CronExpr {
             .map_err(|e| format!("`{text}` is not a valid cron expression: {e}"))?;
         Ok(Self {
             text: text.to_owned(),
-            parsed,
+            parsed: Box::new(parsed),
         })
     }
 
