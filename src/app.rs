@@ -17,13 +17,14 @@ use crate::cli::Command;
 use crate::config::{Settings, redact_url};
 use crate::error::ApiError;
 use crate::reconcile::Reconciler;
-use crate::store::{self, ActivityStore};
+use crate::store::{self, ActivityStore, RunStore};
 use crate::temporal::TemporalGateway;
 
 pub fn build_state(settings: &Settings) -> anyhow::Result<AppState> {
     let pool = store::lazy_pool(&settings.database_url, settings.db_max_connections)?;
     Ok(AppState {
-        store: ActivityStore::new(pool),
+        store: ActivityStore::new(pool.clone()),
+        runs: RunStore::new(pool),
         gateway: Arc::new(TemporalGateway::new(settings.temporal())),
         task_queue: settings.task_queue.clone(),
     })
@@ -169,9 +170,10 @@ async fn run_service(command: Command, settings: Settings) -> anyhow::Result<()>
         });
     }
     if matches!(command, Command::Serve | Command::Worker) {
+        let config = settings.worker()?;
         let shutdown = stopped();
         tasks.spawn(async move {
-            crate::temporal::worker::run(shutdown).await;
+            crate::temporal::worker::run(config, shutdown).await;
             Ok(())
         });
     }

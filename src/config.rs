@@ -99,6 +99,15 @@ pub struct Settings {
     )]
     pub db_max_connections: u32,
 
+    /// Let webhooks reach loopback, private and link-local addresses (SSRF guard off).
+    #[arg(
+        long,
+        env = "ACP_WEBHOOK_ALLOW_INTERNAL",
+        default_value_t = false,
+        global = true
+    )]
+    pub webhook_allow_internal: bool,
+
     #[arg(
         long,
         env = "ACP_LOG_FORMAT",
@@ -119,6 +128,18 @@ impl Settings {
             rpc_timeout: Duration::from_millis(self.temporal_timeout_ms.max(100)),
             identity: format!("acp@{}", std::process::id()),
         }
+    }
+
+    pub fn worker(&self) -> anyhow::Result<crate::temporal::worker::WorkerConfig> {
+        use std::str::FromStr;
+        Ok(crate::temporal::worker::WorkerConfig {
+            temporal: self.temporal(),
+            task_queue: self.task_queue.clone(),
+            database: sqlx::postgres::PgConnectOptions::from_str(&self.database_url)?,
+            db_max_connections: self.db_max_connections,
+            allow_internal_webhooks: self.webhook_allow_internal,
+            faults: Default::default(),
+        })
     }
 
     pub fn reconcile_interval(&self) -> Duration {
@@ -155,6 +176,7 @@ impl std::fmt::Debug for Settings {
             .field("reconcile_interval_secs", &self.reconcile_interval_secs)
             .field("temporal_timeout_ms", &self.temporal_timeout_ms)
             .field("db_max_connections", &self.db_max_connections)
+            .field("webhook_allow_internal", &self.webhook_allow_internal)
             .field("log_format", &self.log_format)
             .finish()
     }

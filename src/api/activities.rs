@@ -413,6 +413,79 @@ pub async fn delete_activity(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// What a manual trigger did.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct TriggerResponse {
+    /// `activity-{id}:manual-{key}`
+    pub workflow_id: String,
+    /// UUIDv5 over `workflow_id`: the run's ID in `GET /v1/runs/{run_id}`.
+    pub run_id: Uuid,
+    /// The key of this trigger: the `Idempotency-Key` header, or generated.
+    pub key: String,
+    /// `started`, or `duplicate` when this key already triggered a run.
+    pub outcome: String,
+}
+
+/// Run the activity once, now.
+///
+/// The run's workflow ID is `activity-{id}:manual-{key}`, with the key from
+/// `Idempotency-Key` (or generated), so a retried request starts nothing new.
+#[utoipa::path(
+    post,
+    path = "/v1/activities/{id}/trigger",
+    tag = "activities",
+    params(
+        ("id" = Uuid, Path, description = "Activity ID"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes retries of this trigger start one run"),
+    ),
+    responses(
+        (status = 202, description = "Run started", body = TriggerResponse),
+        (status = 200, description = "This key already started a run", body = TriggerResponse),
+        (status = 400, description = "Bad ID or key", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL or Temporal unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip(state, headers))]
+pub async fn trigger_activity(
+    State(state): State<AppState>,
+    IdParam(id): IdParam,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let key = idempotency_key(&headers)?.unwrap_or_else(|| Uuid::new_v4().to_string());
+    let activity = state.store.get(id).await.map_err(not_found)?;
+    let workflow_id = ids::event_run_workflow_id(id, &format!("manual-{key}"));
+    let input = crate::temporal::messages::RunInput {
+        activity_id: id,
+        trigger: crate::domain::run::RunTrigger::Manual,
+        scheduled_for: None,
+        event_id: None,
+        event: None,
+        window_start: None,
+        window_end: None,
+        definition_version: activity.version,
+    };
+    let outcome = state
+        .gateway
+        .start_run(&workflow_id, &state.task_queue, &input)
+        .await
+        .map_err(|e| match e {
+            crate::temporal::GatewayError::Rejected(m) => ApiError::Internal(anyhow::anyhow!(m)),
+            _ => ApiError::Unavailable("Temporal".into()),
+        })?;
+    let status = match outcome {
+        crate::temporal::StartOutcome::Started => StatusCode::ACCEPTED,
+        crate::temporal::StartOutcome::Duplicate => StatusCode::OK,
+    };
+    let body = TriggerResponse {
+        run_id: ids::run_id(&workflow_id),
+        workflow_id,
+        key,
+        outcome: outcome.as_str().to_owned(),
+    };
+    Ok((status, axum::Json(body)).into_response())
+}
+
 #[cfg(test)]
 mod tests {
     use super::merge_patch;

@@ -213,7 +213,8 @@ pub fn etag(version: i64) -> String {
     format!("\"{version}\"")
 }
 
-/// The `{id}` path parameter as a UUID; a malformed one is a 400 naming `id`.
+/// The resource's UUID path parameter (`{id}`, `{run_id}`: the last one in
+/// the route); a malformed one is a 400 naming the parameter.
 pub struct IdParam(pub Uuid);
 
 impl<S: Send + Sync> FromRequestParts<S> for IdParam {
@@ -223,11 +224,11 @@ impl<S: Send + Sync> FromRequestParts<S> for IdParam {
         let params = axum::extract::RawPathParams::from_request_parts(parts, state)
             .await
             .map_err(|_| ApiError::bad_field("id", "is not valid UTF-8"))?;
-        let text = params
+        let (name, text) = params
             .iter()
-            .find(|(name, _)| *name == "id")
-            .map(|(_, value)| value.to_owned())
-            .unwrap_or_default();
-        path_uuid("id", &text).map(IdParam)
+            .last()
+            .map(|(name, value)| (name.to_owned(), value.to_owned()))
+            .unwrap_or_else(|| ("id".to_owned(), String::new()));
+        path_uuid(&name, &text).map(IdParam)
     }
 }

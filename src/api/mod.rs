@@ -7,6 +7,7 @@ pub mod extract;
 pub mod health;
 pub mod openapi;
 pub mod pagination;
+pub mod runs;
 
 use std::sync::Arc;
 
@@ -14,12 +15,13 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::store::ActivityStore;
+use crate::store::{ActivityStore, RunStore};
 use crate::temporal::TemporalGateway;
 
 #[derive(Clone)]
 pub struct AppState {
     pub store: ActivityStore,
+    pub runs: RunStore,
     pub gateway: Arc<TemporalGateway>,
     pub task_queue: String,
 }
@@ -38,6 +40,10 @@ pub fn router() -> OpenApiRouter<AppState> {
             activities::patch_activity,
             activities::delete_activity
         ))
+        .routes(routes!(activities::trigger_activity))
+        .routes(routes!(runs::list_activity_runs))
+        .routes(routes!(runs::list_runs))
+        .routes(routes!(runs::get_run))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
 }

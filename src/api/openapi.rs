@@ -11,6 +11,7 @@ use utoipa::OpenApi;
     ),
     tags(
         (name = "activities", description = "Activity definitions and their schedules"),
+        (name = "runs", description = "Run history: every execution and its task instances"),
         (name = "health", description = "Liveness and readiness"),
     )
 )]

@@ -3,7 +3,9 @@
 pub mod activity;
 pub mod duration;
 pub mod ids;
+pub mod run;
 pub mod trigger;
+pub mod window;
 
 /// One problem with one field of a request, named by its JSON path.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]

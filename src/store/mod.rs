@@ -1,6 +1,7 @@
 //! PostgreSQL repositories. Errors leave here typed, so the API can map them.
 
 pub mod activities;
+pub mod runs;
 
 use std::time::Duration;
 
@@ -8,6 +9,7 @@ use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 
 pub use activities::ActivityStore;
+pub use runs::RunStore;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

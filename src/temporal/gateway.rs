@@ -10,15 +10,20 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use temporalio_client::grpc::WorkflowService;
 use temporalio_client::{Client, ClientOptions, Connection, ConnectionOptions, RetryOptions};
+use temporalio_common::protos::temporal::api::common::v1::{Payloads, WorkflowType};
+use temporalio_common::protos::temporal::api::enums::v1::WorkflowIdReusePolicy;
+use temporalio_common::protos::temporal::api::taskqueue::v1::TaskQueue;
 use temporalio_common::protos::temporal::api::workflowservice::v1::{
     CreateScheduleRequest, DeleteScheduleRequest, DescribeScheduleRequest, GetSystemInfoRequest,
-    ListSchedulesRequest, UpdateScheduleRequest,
+    ListSchedulesRequest, StartWorkflowExecutionRequest, UpdateScheduleRequest,
 };
 use tokio::sync::Mutex;
 use tonic::{Code, IntoRequest};
 use url::Url;
 
-use super::translate::{DesiredSchedule, action_spec_hash};
+use super::messages::RunInput;
+use super::translate::{DesiredSchedule, action_spec_hash, json_payload};
+use super::workflows::RUN_WORKFLOW_TYPE;
 use super::{ScheduleActionView, ScheduleView};
 
 #[derive(Debug, thiserror::Error)]
@@ -87,6 +92,23 @@ impl TemporalSettings {
         Url::parse(&with_scheme).map_err(|e| {
             GatewayError::Rejected(format!("bad TEMPORAL_ADDRESS `{}`: {e}", self.address))
         })
+    }
+}
+
+/// What a start under a contract ID did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartOutcome {
+    Started,
+    /// The ID was already started (running or closed): at most one execution.
+    Duplicate,
+}
+
+impl StartOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Started => "started",
+            Self::Duplicate => "duplicate",
+        }
     }
 }
 
@@ -289,6 +311,46 @@ impl TemporalGateway {
             match WorkflowService::delete_schedule(&mut client, request).await {
                 Ok(_) => Ok(true),
                 Err(status) if status.code() == Code::NotFound => Ok(false),
+                Err(status) => Err(status.into()),
+            }
+        })
+        .await
+    }
+
+    /// Starts `RunActivityWorkflow` under `workflow_id` with RejectDuplicate.
+    #[tracing::instrument(skip(self, input))]
+    pub async fn start_run(
+        &self,
+        workflow_id: &str,
+        task_queue: &str,
+        input: &RunInput,
+    ) -> Result<StartOutcome, GatewayError> {
+        self.bounded(async {
+            let mut client = self.client().await?;
+            let request = self.request(StartWorkflowExecutionRequest {
+                namespace: self.settings.namespace.clone(),
+                workflow_id: workflow_id.to_owned(),
+                workflow_type: Some(WorkflowType {
+                    name: RUN_WORKFLOW_TYPE.to_owned(),
+                }),
+                task_queue: Some(TaskQueue {
+                    name: task_queue.to_owned(),
+                    ..Default::default()
+                }),
+                input: Some(Payloads {
+                    payloads: vec![json_payload(input)],
+                }),
+                identity: self.settings.identity.clone(),
+                request_id: uuid::Uuid::new_v4().to_string(),
+                workflow_id_reuse_policy: WorkflowIdReusePolicy::RejectDuplicate as i32,
+                ..Default::default()
+            });
+            match WorkflowService::start_workflow_execution(&mut client, request).await {
+                Ok(_) => Ok(StartOutcome::Started),
+                Err(status) if status.code() == Code::AlreadyExists => {
+                    tracing::info!(%workflow_id, "already started: duplicate");
+                    Ok(StartOutcome::Duplicate)
+                }
                 Err(status) => Err(status.into()),
             }
         })

@@ -1,13 +1,17 @@
 //! Everything Temporal: the pure translation, the one gateway that holds the
 //! client, and (later) the worker with its workflows and activities.
 
+pub mod activities;
 pub mod gateway;
+pub mod messages;
 pub mod translate;
+pub mod webhook;
 pub mod worker;
+pub mod workflows;
 
 use chrono::{DateTime, Utc};
 
-pub use gateway::{GatewayError, TemporalGateway, TemporalSettings};
+pub use gateway::{GatewayError, StartOutcome, TemporalGateway, TemporalSettings};
 
 /// What Temporal says about a schedule, free of protobuf types.
 #[derive(Debug, Clone, Default)]

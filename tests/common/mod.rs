@@ -10,7 +10,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use acp::api::AppState;
-use acp::store::ActivityStore;
+use acp::store::{ActivityStore, RunStore};
+use acp::temporal::activities::Faults;
+use acp::temporal::worker::{WorkerConfig, WorkerHandle};
 use acp::temporal::{TemporalGateway, TemporalSettings};
 use serde_json::Value;
 use sqlx::PgPool;
@@ -251,6 +253,7 @@ pub async fn describe_schedule(
 
 /// The service, in-process, on a random port, against the given database and Temporal.
 pub struct TestApp {
+    pub pool: PgPool,
     pub base: String,
     pub http: reqwest::Client,
     pub state: AppState,
@@ -273,7 +276,8 @@ impl TestApp {
         body_limit: usize,
     ) -> Self {
         let state = AppState {
-            store: ActivityStore::new(pool),
+            store: ActivityStore::new(pool.clone()),
+            runs: RunStore::new(pool.clone()),
             gateway: Arc::new(TemporalGateway::new(temporal_settings(
                 temporal_address,
                 namespace,
@@ -291,6 +295,7 @@ impl TestApp {
             let _ = acp::app::serve(listener, router, std::future::pending()).await;
         });
         Self {
+            pool,
             base: format!("http://{addr}"),
             http: reqwest::Client::new(),
             state,
@@ -303,6 +308,30 @@ impl TestApp {
     /// A service whose Temporal is a closed port: every sync is `pending`.
     pub async fn without_temporal(pool: PgPool) -> Self {
         Self::spawn(pool, &closed_address(), "default").await
+    }
+
+    /// A worker for this app's namespace and task queue, on its own thread.
+    pub fn worker(&self, allow_internal_webhooks: bool, faults: Arc<Faults>) -> WorkerHandle {
+        let config = WorkerConfig {
+            temporal: temporal_settings(&self.temporal_address, &self.namespace),
+            task_queue: TASK_QUEUE.to_owned(),
+            database: (*self.pool.connect_options()).clone(),
+            db_max_connections: 5,
+            allow_internal_webhooks,
+            faults,
+        };
+        acp::temporal::worker::spawn(config).unwrap_or_else(|e| panic!("worker: {e}"))
+    }
+
+    /// Runs of an activity, from the history API (first page, newest first).
+    pub async fn runs_of(&self, activity_id: &str) -> Vec<Value> {
+        let (status, page) = json(
+            self.get(&format!("/v1/activities/{activity_id}/runs?limit=200"))
+                .await,
+        )
+        .await;
+        assert_eq!(status, 200, "{page}");
+        page["items"].as_array().cloned().unwrap_or_default()
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -386,4 +415,78 @@ pub fn activity_with(trigger: Value) -> Value {
 
 pub fn interval_activity(every: &str) -> Value {
     activity_with(serde_json::json!({"type": "interval", "every": every}))
+}
+
+/// A received webhook: its headers and body.
+pub type Delivery = (axum::http::HeaderMap, Vec<u8>);
+
+/// A local HTTP endpoint that records every webhook it receives.
+pub struct WebhookSink {
+    pub url: String,
+    pub received: Arc<std::sync::Mutex<Vec<Delivery>>>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl WebhookSink {
+    /// Answers `status` after `delay`.
+    pub async fn start(status: u16, delay: Duration) -> Self {
+        let received: Arc<std::sync::Mutex<Vec<Delivery>>> = Arc::default();
+        let log = received.clone();
+        let app = axum::Router::new().route(
+            "/hook",
+            axum::routing::post(
+                move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                    let log = log.clone();
+                    async move {
+                        if let Ok(mut log) = log.lock() {
+                            log.push((headers, body.to_vec()));
+                        }
+                        tokio::time::sleep(delay).await;
+                        (
+                            axum::http::StatusCode::from_u16(status)
+                                .unwrap_or(axum::http::StatusCode::OK),
+                            axum::Json(serde_json::json!({"ok": true})),
+                        )
+                    }
+                },
+            ),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("bind: {e}"));
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("addr: {e}"));
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self {
+            url: format!("http://{addr}/hook"),
+            received,
+            server,
+        }
+    }
+
+    pub fn count(&self) -> usize {
+        self.received.lock().map(|r| r.len()).unwrap_or(0)
+    }
+
+    pub fn bodies(&self) -> Vec<Delivery> {
+        self.received.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for WebhookSink {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// Waits until a run reaches a final status and returns it (with tasks).
+pub async fn wait_run_done(app: &TestApp, run_id: &str, deadline: Duration) -> Value {
+    eventually(deadline, || async {
+        let (status, run) = json(app.get(&format!("/v1/runs/{run_id}")).await).await;
+        (status == 200 && run["status"] != "running").then_some(run)
+    })
+    .await
 }

@@ -1,0 +1,279 @@
+//! `/v1/runs` and `/v1/activities/{id}/runs`: the run history.
+
+use axum::Json;
+use axum::extract::State;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use super::AppState;
+use super::extract::{ApiQuery, IdParam, path_uuid};
+use super::pagination::{Page, decode_cursor, page, parse_limit};
+use crate::domain::run::{Run, RunStatus, RunTrigger, TaskInstance};
+use crate::error::{ApiError, ApiResult, Problem};
+use crate::store::StoreError;
+use crate::store::runs::RunFilter;
+
+const CURSOR_SCOPE: &str = "runs";
+
+/// One task of a run.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaskInstanceResponse {
+    /// UUIDv5 over `workflow_id`.
+    pub id: Uuid,
+    /// `task-{run_id}:{task_type}:{index}`
+    pub workflow_id: String,
+    pub task_type: String,
+    pub index: i32,
+    pub name: Option<String>,
+    /// `running`, `succeeded` or `failed`.
+    pub status: String,
+    pub attempts: i32,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    #[schema(value_type = Option<Object>)]
+    pub output: Option<serde_json::Value>,
+    pub error: Option<String>,
+}
+
+/// One execution of an activity for one trigger occurrence.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunResponse {
+    /// UUIDv5 over `workflow_id`.
+    pub run_id: Uuid,
+    pub activity_id: Uuid,
+    /// `activity-{activity_id}:{scheduled_for.isoformat()}` or `activity-{activity_id}:{event_id}`.
+    pub workflow_id: String,
+    /// `cron`, `interval`, `event` or `manual`.
+    pub trigger_type: String,
+    /// The nominal fire time, for scheduled runs.
+    pub scheduled_for: Option<DateTime<Utc>>,
+    pub event_id: Option<String>,
+    /// `running`, `succeeded`, `failed`, `cancelled` or `skipped`.
+    pub status: String,
+    /// Why a `skipped` run did not execute: `misfire`, `catchup_limit` or `compressed`.
+    pub skip_reason: Option<String>,
+    pub window_start: Option<DateTime<Utc>>,
+    pub window_end: Option<DateTime<Utc>>,
+    pub definition_version: Option<i64>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub error: Option<String>,
+    pub tasks_total: i32,
+    pub tasks_succeeded: i32,
+    pub tasks_failed: i32,
+    pub created_at: DateTime<Utc>,
+    /// The run's tasks (in `GET /v1/runs/{run_id}` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<Vec<TaskInstanceResponse>>,
+}
+
+fn render_task(t: TaskInstance) -> TaskInstanceResponse {
+    TaskInstanceResponse {
+        id: t.id,
+        workflow_id: t.workflow_id,
+        task_type: t.task_type,
+        index: t.index,
+        name: t.name,
+        status: t.status,
+        attempts: t.attempts,
+        started_at: t.started_at,
+        finished_at: t.finished_at,
+        output: t.output,
+        error: t.error,
+    }
+}
+
+fn render(run: Run, tasks: Option<Vec<TaskInstance>>) -> RunResponse {
+    RunResponse {
+        run_id: run.run_id,
+        activity_id: run.activity_id,
+        workflow_id: run.workflow_id,
+        trigger_type: run.trigger_type,
+        scheduled_for: run.scheduled_for,
+        event_id: run.event_id,
+        status: run.status,
+        skip_reason: run.skip_reason,
+        window_start: run.window_start,
+        window_end: run.window_end,
+        definition_version: run.definition_version,
+        started_at: run.started_at,
+        finished_at: run.finished_at,
+        error: run.error,
+        tasks_total: run.tasks_total,
+        tasks_succeeded: run.tasks_succeeded,
+        tasks_failed: run.tasks_failed,
+        created_at: run.created_at,
+        tasks: tasks.map(|t| t.into_iter().map(render_task).collect()),
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListRunsQuery {
+    /// Page size, 1 to 200 (default 50).
+    pub limit: Option<String>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Only this activity's runs.
+    pub activity_id: Option<String>,
+    /// `running`, `succeeded`, `failed`, `cancelled` or `skipped`.
+    pub status: Option<String>,
+    /// `cron`, `interval`, `event` or `manual`.
+    pub trigger_type: Option<String>,
+    /// Nominal time at or after (RFC 3339).
+    pub scheduled_after: Option<String>,
+    /// Nominal time before (RFC 3339).
+    pub scheduled_before: Option<String>,
+    /// Started at or after (RFC 3339).
+    pub started_after: Option<String>,
+    /// Started before (RFC 3339).
+    pub started_before: Option<String>,
+}
+
+/// The same filters for one activity's runs (`activity_id` comes from the path).
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ActivityRunsQuery {
+    /// Page size, 1 to 200 (default 50).
+    pub limit: Option<String>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    pub status: Option<String>,
+    pub trigger_type: Option<String>,
+    pub scheduled_after: Option<String>,
+    pub scheduled_before: Option<String>,
+    pub started_after: Option<String>,
+    pub started_before: Option<String>,
+}
+
+fn instant(field: &str, text: Option<&str>) -> ApiResult<Option<DateTime<Utc>>> {
+    text.map(|t| {
+        DateTime::parse_from_rfc3339(t)
+            .map(|d| d.with_timezone(&Utc))
+            .map_err(|_| ApiError::bad_field(field, format!("`{t}` is not an RFC 3339 timestamp")))
+    })
+    .transpose()
+}
+
+async fn list(state: &AppState, query: ListRunsQuery) -> ApiResult<Page<RunResponse>> {
+    let limit = parse_limit(query.limit.as_deref())?;
+    let after: Option<(DateTime<Utc>, Uuid)> = query
+        .cursor
+        .as_deref()
+        .map(|c| decode_cursor(CURSOR_SCOPE, c))
+        .transpose()?;
+    let filter = RunFilter {
+        activity_id: query
+            .activity_id
+            .as_deref()
+            .map(|t| path_uuid("activity_id", t))
+            .transpose()?,
+        status: query
+            .status
+            .as_deref()
+            .map(|s| RunStatus::parse(s).map_err(|m| ApiError::bad_field("status", m)))
+            .transpose()?,
+        trigger_type: query
+            .trigger_type
+            .as_deref()
+            .map(|s| RunTrigger::parse(s).map_err(|m| ApiError::bad_field("trigger_type", m)))
+            .transpose()?,
+        scheduled_from: instant("scheduled_after", query.scheduled_after.as_deref())?,
+        scheduled_to: instant("scheduled_before", query.scheduled_before.as_deref())?,
+        started_from: instant("started_after", query.started_after.as_deref())?,
+        started_to: instant("started_before", query.started_before.as_deref())?,
+    };
+    let rows = state.runs.list_runs(&filter, after, limit + 1).await?;
+    Ok(page(
+        rows,
+        limit,
+        CURSOR_SCOPE,
+        |r| (r.created_at, r.run_id),
+        |r| render(r, None),
+    ))
+}
+
+/// List runs, newest first.
+#[utoipa::path(
+    get,
+    path = "/v1/runs",
+    tag = "runs",
+    params(ListRunsQuery),
+    responses(
+        (status = 200, description = "A page of runs", body = Page<RunResponse>),
+        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip_all)]
+pub async fn list_runs(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<ListRunsQuery>,
+) -> ApiResult<Json<Page<RunResponse>>> {
+    Ok(Json(list(&state, query).await?))
+}
+
+/// One activity's runs, newest first. History outlives the activity.
+#[utoipa::path(
+    get,
+    path = "/v1/activities/{id}/runs",
+    tag = "runs",
+    params(("id" = Uuid, Path, description = "Activity ID"), ActivityRunsQuery),
+    responses(
+        (status = 200, description = "A page of runs", body = Page<RunResponse>),
+        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip(state, query))]
+pub async fn list_activity_runs(
+    State(state): State<AppState>,
+    IdParam(id): IdParam,
+    ApiQuery(query): ApiQuery<ActivityRunsQuery>,
+) -> ApiResult<Json<Page<RunResponse>>> {
+    if state.store.get_any(id).await?.is_none() {
+        return Err(ApiError::NotFound("activity"));
+    }
+    let query = ListRunsQuery {
+        limit: query.limit,
+        cursor: query.cursor,
+        activity_id: Some(id.to_string()),
+        status: query.status,
+        trigger_type: query.trigger_type,
+        scheduled_after: query.scheduled_after,
+        scheduled_before: query.scheduled_before,
+        started_after: query.started_after,
+        started_before: query.started_before,
+    };
+    Ok(Json(list(&state, query).await?))
+}
+
+/// One run with its task instances.
+#[utoipa::path(
+    get,
+    path = "/v1/runs/{run_id}",
+    tag = "runs",
+    params(("run_id" = Uuid, Path, description = "Run ID")),
+    responses(
+        (status = 200, description = "The run", body = RunResponse),
+        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip(state))]
+pub async fn get_run(
+    State(state): State<AppState>,
+    IdParam(run_id): IdParam,
+) -> ApiResult<Json<RunResponse>> {
+    match state.runs.get_run(run_id).await {
+        Ok((run, tasks)) => Ok(Json(render(run, Some(tasks)))),
+        Err(StoreError::NotFound) => Err(ApiError::NotFound("run")),
+        Err(other) => Err(other.into()),
+    }
+}

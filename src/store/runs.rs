@@ -1,0 +1,329 @@
+//! `activity_runs` and `task_instances`: every write is an upsert keyed by
+//! the derived IDs, so Temporal activity retries never duplicate a row.
+
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+use sqlx::{FromRow, PgPool, Postgres};
+use uuid::Uuid;
+
+use super::{StoreError, StoreResult};
+use crate::domain::activity::ActivityDefinition;
+use crate::domain::run::{Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
+
+const RUN_COLUMNS: &str = "run_id, activity_id, workflow_id, trigger_type, scheduled_for, event_id, \
+    status, skip_reason, window_start, window_end, definition_version, context, started_at, \
+    finished_at, error, tasks_total, tasks_succeeded, tasks_failed, created_at";
+
+const TASK_COLUMNS: &str = "id, run_id, workflow_id, task_type, task_index, name, status, attempts, \
+    started_at, finished_at, output, error";
+
+#[derive(FromRow)]
+struct RunRow {
+    run_id: Uuid,
+    activity_id: Uuid,
+    workflow_id: String,
+    trigger_type: String,
+    scheduled_for: Option<DateTime<Utc>>,
+    event_id: Option<String>,
+    status: String,
+    skip_reason: Option<String>,
+    window_start: Option<DateTime<Utc>>,
+    window_end: Option<DateTime<Utc>>,
+    definition_version: Option<i64>,
+    context: Json<serde_json::Value>,
+    started_at: Option<DateTime<Utc>>,
+    finished_at: Option<DateTime<Utc>>,
+    error: Option<String>,
+    tasks_total: i32,
+    tasks_succeeded: i32,
+    tasks_failed: i32,
+    created_at: DateTime<Utc>,
+}
+
+impl From<RunRow> for Run {
+    fn from(r: RunRow) -> Self {
+        Run {
+            run_id: r.run_id,
+            activity_id: r.activity_id,
+            workflow_id: r.workflow_id,
+            trigger_type: r.trigger_type,
+            scheduled_for: r.scheduled_for,
+            event_id: r.event_id,
+            status: r.status,
+            skip_reason: r.skip_reason,
+            window_start: r.window_start,
+            window_end: r.window_end,
+            definition_version: r.definition_version,
+            context: r.context.0,
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            error: r.error,
+            tasks_total: r.tasks_total,
+            tasks_succeeded: r.tasks_succeeded,
+            tasks_failed: r.tasks_failed,
+            created_at: r.created_at,
+        }
+    }
+}
+
+#[derive(FromRow)]
+struct TaskRow {
+    id: Uuid,
+    run_id: Uuid,
+    workflow_id: String,
+    task_type: String,
+    task_index: i32,
+    name: Option<String>,
+    status: String,
+    attempts: i32,
+    started_at: Option<DateTime<Utc>>,
+    finished_at: Option<DateTime<Utc>>,
+    output: Option<Json<serde_json::Value>>,
+    error: Option<String>,
+}
+
+impl From<TaskRow> for TaskInstance {
+    fn from(t: TaskRow) -> Self {
+        TaskInstance {
+            id: t.id,
+            run_id: t.run_id,
+            workflow_id: t.workflow_id,
+            task_type: t.task_type,
+            index: t.task_index,
+            name: t.name,
+            status: t.status,
+            attempts: t.attempts,
+            started_at: t.started_at,
+            finished_at: t.finished_at,
+            output: t.output.map(|o| o.0),
+            error: t.error,
+        }
+    }
+}
+
+/// The row a run starts as.
+#[derive(Debug, Clone)]
+pub struct NewRun<'a> {
+    pub run_id: Uuid,
+    pub activity_id: Uuid,
+    pub workflow_id: &'a str,
+    pub trigger: RunTrigger,
+    pub scheduled_for: Option<DateTime<Utc>>,
+    pub event_id: Option<&'a str>,
+    pub window_start: Option<DateTime<Utc>>,
+    pub window_end: Option<DateTime<Utc>>,
+    pub definition_version: i64,
+    pub context: &'a serde_json::Value,
+    pub tasks_total: i32,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunFilter {
+    pub activity_id: Option<Uuid>,
+    pub status: Option<RunStatus>,
+    pub trigger_type: Option<RunTrigger>,
+    pub scheduled_from: Option<DateTime<Utc>>,
+    pub scheduled_to: Option<DateTime<Utc>>,
+    pub started_from: Option<DateTime<Utc>>,
+    pub started_to: Option<DateTime<Utc>>,
+}
+
+#[derive(Clone)]
+pub struct RunStore {
+    pool: PgPool,
+}
+
+impl RunStore {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    /// The definition a run executes: exactly the version it was started with.
+    pub async fn definition_at(
+        &self,
+        activity_id: Uuid,
+        version: i64,
+    ) -> StoreResult<ActivityDefinition> {
+        let row: Option<(Json<ActivityDefinition>,)> = sqlx::query_as(
+            "SELECT definition FROM activity_versions WHERE activity_id = $1 AND version = $2",
+        )
+        .bind(activity_id)
+        .bind(version)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|r| r.0.0).ok_or(StoreError::NotFound)
+    }
+
+    /// `INSERT … ON CONFLICT DO NOTHING`: a retried `log_run` finds its row.
+    /// Returns whether this call inserted it.
+    #[tracing::instrument(skip(self, run), fields(run_id = %run.run_id))]
+    pub async fn insert_run(&self, run: &NewRun<'_>) -> StoreResult<bool> {
+        let result = sqlx::query(
+            "INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type, scheduled_for,
+                 event_id, status, window_start, window_end, definition_version, context, started_at,
+                 tasks_total)
+             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, now(), $11)
+             ON CONFLICT (run_id) DO NOTHING",
+        )
+        .bind(run.run_id)
+        .bind(run.activity_id)
+        .bind(run.workflow_id)
+        .bind(run.trigger.as_str())
+        .bind(run.scheduled_for)
+        .bind(run.event_id)
+        .bind(run.window_start)
+        .bind(run.window_end)
+        .bind(run.definition_version)
+        .bind(Json(run.context))
+        .bind(run.tasks_total)
+        .execute(&self.pool)
+        .await?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    /// Ends a run, by key. A run already ended keeps its first ending.
+    pub async fn finish_run(
+        &self,
+        run_id: Uuid,
+        status: RunStatus,
+        error: Option<&str>,
+        succeeded: i32,
+        failed: i32,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE activity_runs SET status = $2, error = $3, tasks_succeeded = $4, tasks_failed = $5,
+                 finished_at = now()
+             WHERE run_id = $1 AND status = 'running'",
+        )
+        .bind(run_id)
+        .bind(status.as_str())
+        .bind(error)
+        .bind(succeeded)
+        .bind(failed)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Upserts a task instance as started.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn start_task(
+        &self,
+        id: Uuid,
+        run_id: Uuid,
+        workflow_id: &str,
+        task_type: &str,
+        index: i32,
+        name: Option<&str>,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO task_instances (id, run_id, workflow_id, task_type, task_index, name, status, started_at)
+             VALUES ($1, $2, $3, $4, $5, $6, 'running', now())
+             ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(id)
+        .bind(run_id)
+        .bind(workflow_id)
+        .bind(task_type)
+        .bind(index)
+        .bind(name)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Records that attempt `attempt` of a task's work began.
+    pub async fn record_attempt(&self, id: Uuid, attempt: i32) -> StoreResult<()> {
+        sqlx::query("UPDATE task_instances SET attempts = GREATEST(attempts, $2) WHERE id = $1")
+            .bind(id)
+            .bind(attempt)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn finish_task(
+        &self,
+        id: Uuid,
+        status: TaskStatus,
+        attempts: i32,
+        output: Option<&serde_json::Value>,
+        error: Option<&str>,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE task_instances SET status = $2, attempts = GREATEST(attempts, $3), output = $4,
+                 error = $5, finished_at = now()
+             WHERE id = $1 AND status = 'running'",
+        )
+        .bind(id)
+        .bind(status.as_str())
+        .bind(attempts)
+        .bind(output.map(Json))
+        .bind(error)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn get_run(&self, run_id: Uuid) -> StoreResult<(Run, Vec<TaskInstance>)> {
+        let run: Option<RunRow> = sqlx::query_as(&format!(
+            "SELECT {RUN_COLUMNS} FROM activity_runs WHERE run_id = $1"
+        ))
+        .bind(run_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let run = run.ok_or(StoreError::NotFound)?;
+        let tasks: Vec<TaskRow> = sqlx::query_as(&format!(
+            "SELECT {TASK_COLUMNS} FROM task_instances WHERE run_id = $1 ORDER BY task_index"
+        ))
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok((run.into(), tasks.into_iter().map(Into::into).collect()))
+    }
+
+    /// Newest first by (created_at, run_id): keyset pagination, stable under inserts.
+    #[tracing::instrument(skip(self))]
+    pub async fn list_runs(
+        &self,
+        filter: &RunFilter,
+        after: Option<(DateTime<Utc>, Uuid)>,
+        limit: i64,
+    ) -> StoreResult<Vec<Run>> {
+        let mut qb = sqlx::QueryBuilder::<Postgres>::new(format!(
+            "SELECT {RUN_COLUMNS} FROM activity_runs WHERE true"
+        ));
+        if let Some(id) = filter.activity_id {
+            qb.push(" AND activity_id = ").push_bind(id);
+        }
+        if let Some(status) = filter.status {
+            qb.push(" AND status = ").push_bind(status.as_str());
+        }
+        if let Some(t) = filter.trigger_type {
+            qb.push(" AND trigger_type = ").push_bind(t.as_str());
+        }
+        if let Some(t) = filter.scheduled_from {
+            qb.push(" AND scheduled_for >= ").push_bind(t);
+        }
+        if let Some(t) = filter.scheduled_to {
+            qb.push(" AND scheduled_for < ").push_bind(t);
+        }
+        if let Some(t) = filter.started_from {
+            qb.push(" AND started_at >= ").push_bind(t);
+        }
+        if let Some(t) = filter.started_to {
+            qb.push(" AND started_at < ").push_bind(t);
+        }
+        if let Some((created_at, run_id)) = after {
+            qb.push(" AND (created_at, run_id) < (")
+                .push_bind(created_at)
+                .push(", ")
+                .push_bind(run_id)
+                .push(")");
+        }
+        qb.push(" ORDER BY created_at DESC, run_id DESC LIMIT ")
+            .push_bind(limit);
+        let rows: Vec<RunRow> = qb.build_query_as().fetch_all(&self.pool).await?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+}

@@ -1,0 +1,287 @@
+//! Workflow activities: every side effect of execution lives here.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use temporalio_common::error::ApplicationFailure;
+use temporalio_common::protos::temporal::api::failure::v1::Failure;
+use temporalio_macros::activities;
+use temporalio_sdk::activities::{ActivityContext, ActivityError};
+
+use super::messages::*;
+use super::webhook;
+use crate::domain::run::{RunStatus, RunTrigger, TaskStatus};
+use crate::domain::trigger::Cadence;
+use crate::domain::window::previous_nominal;
+use crate::store::runs::NewRun;
+use crate::store::{ActivityStore, RunStore};
+
+/// Test-only fault injection. Production never sets these; they exist so the
+/// idempotency of retries can be shown against the real engine.
+#[derive(Debug, Default)]
+pub struct Faults {
+    /// `log_run` fails this many times right after its insert.
+    pub fail_log_run_after_insert: AtomicU32,
+}
+
+pub struct ExecutionActivities {
+    pub activities: ActivityStore,
+    pub runs: RunStore,
+    pub http: reqwest::Client,
+    pub allow_internal_webhooks: bool,
+    pub faults: Arc<Faults>,
+}
+
+fn non_retryable(message: impl Into<String>) -> ActivityError {
+    let message: String = message.into();
+    ActivityError::application(ApplicationFailure::non_retryable(anyhow::anyhow!(message)))
+}
+
+/// The innermost message of a failure chain: the activity's own words.
+pub fn root_message(failure: &Failure) -> String {
+    let mut current = failure;
+    while let Some(cause) = current.cause.as_deref() {
+        current = cause;
+    }
+    current.message.clone()
+}
+
+#[activities]
+impl ExecutionActivities {
+    /// What to run for one nominal time of a schedule.
+    #[activity(name = "prepare_scheduled_run")]
+    pub async fn prepare_scheduled_run(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        input: PrepareScheduledRun,
+    ) -> Result<Prepared, ActivityError> {
+        let Some(activity) = self.activities.get_any(input.activity_id).await? else {
+            return Ok(Prepared {
+                run: None,
+                reason: Some("activity does not exist".into()),
+            });
+        };
+        if activity.deleted {
+            return Ok(Prepared {
+                run: None,
+                reason: Some("activity was deleted".into()),
+            });
+        }
+        let Some(trigger) = activity.definition.trigger.as_scheduled() else {
+            return Ok(Prepared {
+                run: None,
+                reason: Some("activity is no longer scheduled".into()),
+            });
+        };
+        let kind = match trigger.cadence {
+            Cadence::Cron { .. } => RunTrigger::Cron,
+            Cadence::Interval { .. } => RunTrigger::Interval,
+        };
+        Ok(Prepared {
+            run: Some(RunInput {
+                activity_id: activity.id,
+                trigger: kind,
+                scheduled_for: Some(input.scheduled_for),
+                event_id: None,
+                event: None,
+                window_start: previous_nominal(&trigger.cadence, input.scheduled_for),
+                window_end: Some(input.scheduled_for),
+                definition_version: activity.version,
+            }),
+            reason: None,
+        })
+    }
+
+    /// Upserts the run row and loads the definition version the run executes.
+    #[activity(name = "log_run")]
+    pub async fn log_run(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        input: LogRunInput,
+    ) -> Result<LoggedRun, ActivityError> {
+        let run = &input.run;
+        let definition = self
+            .runs
+            .definition_at(run.activity_id, run.definition_version)
+            .await
+            .map_err(|e| match e {
+                crate::store::StoreError::NotFound => non_retryable(format!(
+                    "activity {} has no version {}",
+                    run.activity_id, run.definition_version
+                )),
+                other => other.into(),
+            })?;
+        let run_json = serde_json::json!({
+            "run_id": input.run_id,
+            "workflow_id": input.workflow_id,
+            "activity_id": run.activity_id,
+            "activity_name": definition.name,
+            "trigger_type": run.trigger.as_str(),
+            "scheduled_for": run.scheduled_for,
+            "definition_version": run.definition_version,
+        });
+        let context = serde_json::json!({
+            "window": {"start": run.window_start, "end": run.window_end},
+            "event": run.event,
+        });
+        self.runs
+            .insert_run(&NewRun {
+                run_id: input.run_id,
+                activity_id: run.activity_id,
+                workflow_id: &input.workflow_id,
+                trigger: run.trigger,
+                scheduled_for: run.scheduled_for,
+                event_id: run.event_id.as_deref(),
+                window_start: run.window_start,
+                window_end: run.window_end,
+                definition_version: run.definition_version,
+                context: &context,
+                tasks_total: definition.tasks.len() as i32,
+            })
+            .await?;
+        let fail = self
+            .faults
+            .fail_log_run_after_insert
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        if fail {
+            return Err(anyhow::anyhow!("injected fault: log_run failed after its insert").into());
+        }
+        Ok(LoggedRun {
+            tasks: definition
+                .tasks
+                .into_iter()
+                .map(|t| TaskSpecMessage {
+                    task_type: t.task_type.as_str().to_owned(),
+                    name: t.name,
+                    config: t.config,
+                })
+                .collect(),
+            run: run_json,
+            context,
+        })
+    }
+
+    #[activity(name = "start_task")]
+    pub async fn start_task(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        input: StartTaskInput,
+    ) -> Result<(), ActivityError> {
+        self.runs
+            .start_task(
+                input.task_id,
+                input.run_id,
+                &input.workflow_id,
+                &input.task_type,
+                input.index as i32,
+                input.name.as_deref(),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// POSTs `{run, task, context}`; Temporal retries it on failure.
+    #[activity(name = "webhook")]
+    pub async fn webhook(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: WebhookInput,
+    ) -> Result<WebhookResponse, ActivityError> {
+        let attempt = ctx.info().attempt;
+        self.runs
+            .record_attempt(input.task_id, attempt as i32)
+            .await?;
+        let url = url::Url::parse(&input.url)
+            .map_err(|e| non_retryable(format!("bad webhook URL: {e}")))?;
+        webhook::check_target(&url, self.allow_internal_webhooks)
+            .await
+            .map_err(non_retryable)?;
+        let body = serde_json::to_vec(&input.body)?;
+        let mut request = self
+            .http
+            .post(url)
+            .timeout(Duration::from_millis(input.timeout_ms))
+            .header("content-type", "application/json")
+            .header("x-acp-task-id", input.task_id.to_string());
+        if let Some(name) = &input.secret_ref {
+            let secret = std::env::var(name).map_err(|_| {
+                non_retryable(format!(
+                    "secret_ref {name} is not set in the worker's environment"
+                ))
+            })?;
+            request = request.header(
+                webhook::SIGNATURE_HEADER,
+                webhook::sign(secret.as_bytes(), &body),
+            );
+        }
+        let response = request
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| anyhow::anyhow!("webhook request failed: {e}"))?;
+        let status = response.status();
+        let text = response.text().await.unwrap_or_default();
+        let body = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+        if status.is_success() {
+            return Ok(WebhookResponse {
+                status: status.as_u16(),
+                body,
+                attempt,
+            });
+        }
+        let message = format!("webhook answered {status}");
+        // A 4xx other than timeout/rate limit will not get better by retrying.
+        if status.is_client_error() && status.as_u16() != 408 && status.as_u16() != 429 {
+            Err(non_retryable(message))
+        } else {
+            Err(anyhow::anyhow!(message).into())
+        }
+    }
+
+    #[activity(name = "finish_task")]
+    pub async fn finish_task(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        input: FinishTaskInput,
+    ) -> Result<(), ActivityError> {
+        let status = if input.succeeded {
+            TaskStatus::Succeeded
+        } else {
+            TaskStatus::Failed
+        };
+        self.runs
+            .finish_task(
+                input.task_id,
+                status,
+                input.attempts as i32,
+                input.output.as_ref(),
+                input.error.as_deref(),
+            )
+            .await?;
+        Ok(())
+    }
+
+    #[activity(name = "finish_run")]
+    pub async fn finish_run(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        input: FinishRunInput,
+    ) -> Result<(), ActivityError> {
+        let status = match input.status {
+            RunStatus::Running => RunStatus::Failed,
+            other => other,
+        };
+        self.runs
+            .finish_run(
+                input.run_id,
+                status,
+                input.error.as_deref(),
+                input.succeeded as i32,
+                input.failed as i32,
+            )
+            .await?;
+        Ok(())
+    }
+}

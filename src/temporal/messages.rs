@@ -1,0 +1,137 @@
+//! What workflows and activities pass to each other. Plain serde types: they
+//! travel as JSON payloads and are recorded in workflow history.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::domain::run::{RunStatus, RunTrigger};
+
+/// The launcher asks what to run for one nominal time.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PrepareScheduledRun {
+    pub activity_id: Uuid,
+    pub scheduled_for: DateTime<Utc>,
+}
+
+/// The answer: a run to start, or why there is none.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Prepared {
+    pub run: Option<RunInput>,
+    pub reason: Option<String>,
+}
+
+/// Everything `RunActivityWorkflow` needs; its workflow ID is the contract ID.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInput {
+    pub activity_id: Uuid,
+    pub trigger: RunTrigger,
+    pub scheduled_for: Option<DateTime<Utc>>,
+    pub event_id: Option<String>,
+    /// The event (ID, type, source, occurred_at, payload) for event runs.
+    pub event: Option<serde_json::Value>,
+    pub window_start: Option<DateTime<Utc>>,
+    pub window_end: Option<DateTime<Utc>>,
+    /// The definition version the run executes.
+    pub definition_version: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LogRunInput {
+    pub run_id: Uuid,
+    pub workflow_id: String,
+    pub run: RunInput,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSpecMessage {
+    pub task_type: String,
+    pub name: Option<String>,
+    pub config: serde_json::Map<String, serde_json::Value>,
+}
+
+/// What `log_run` hands back: the tasks of the definition version, and the
+/// context every task receives.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoggedRun {
+    pub tasks: Vec<TaskSpecMessage>,
+    pub run: serde_json::Value,
+    pub context: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskInput {
+    pub run_id: Uuid,
+    pub index: u32,
+    pub task: TaskSpecMessage,
+    pub run: serde_json::Value,
+    pub context: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StartTaskInput {
+    pub task_id: Uuid,
+    pub run_id: Uuid,
+    pub workflow_id: String,
+    pub task_type: String,
+    pub index: u32,
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FinishTaskInput {
+    pub task_id: Uuid,
+    pub succeeded: bool,
+    pub attempts: u32,
+    pub output: Option<serde_json::Value>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WebhookInput {
+    pub task_id: Uuid,
+    pub url: String,
+    pub secret_ref: Option<String>,
+    pub timeout_ms: u64,
+    /// `{run, task, context}`, posted as JSON.
+    pub body: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WebhookResponse {
+    pub status: u16,
+    pub body: serde_json::Value,
+    pub attempt: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskOutcome {
+    pub succeeded: bool,
+    pub output: serde_json::Value,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FinishRunInput {
+    pub run_id: Uuid,
+    pub status: RunStatus,
+    pub error: Option<String>,
+    pub succeeded: u32,
+    pub failed: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub run_id: Uuid,
+    pub status: RunStatus,
+    pub error: Option<String>,
+}
+
+/// What the launcher did with its fire.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaunchResult {
+    pub workflow_id: Option<String>,
+    /// `started`, `duplicate` or `skipped`.
+    pub outcome: String,
+    pub detail: Option<String>,
+}

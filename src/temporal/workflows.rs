@@ -1,0 +1,422 @@
+//! Deterministic workflow code: no I/O, clocks, randomness or tokio here.
+//! Everything with a side effect is an activity (activities.rs).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use temporalio_common::RetryPolicy;
+use temporalio_common::UntypedActivity;
+use temporalio_common::data_converters::RawValue;
+use temporalio_common::search_attributes::{SearchAttributeKey, Timestamp};
+use temporalio_macros::{workflow, workflow_methods};
+use temporalio_sdk::{
+    ActivityOptions, ChildWorkflowOptions, ChildWorkflowStartError, ParentClosePolicy,
+    StartChildWorkflowExecutionFailedCause, WorkflowContext, WorkflowIdReusePolicy, WorkflowResult,
+};
+use uuid::Uuid;
+
+use super::activities::{ExecutionActivities, root_message};
+use super::messages::*;
+use super::translate::{LauncherInput, json_payload, launcher_workflow_id_prefix};
+use crate::domain::ids;
+use crate::domain::run::RunStatus;
+
+/// Temporal sets this on every scheduled start: the nominal, pre-jitter time.
+const SCHEDULED_START: SearchAttributeKey<Timestamp> =
+    SearchAttributeKey::datetime("TemporalScheduledStartTime");
+
+pub const RUN_WORKFLOW_TYPE: &str = "RunActivityWorkflow";
+pub const TASK_WORKFLOW_TYPE: &str = "TaskInstanceWorkflow";
+
+/// Options for our own bookkeeping activities: short, retried until the
+/// database answers (an outage delays runs, it does not fail them).
+fn bookkeeping() -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(30))
+        .retry_policy(
+            RetryPolicy::builder()
+                .initial_interval(Duration::from_millis(500))
+                .maximum_interval(Duration::from_secs(10))
+                .build(),
+        )
+        .build()
+}
+
+fn child_options(workflow_id: String) -> ChildWorkflowOptions {
+    ChildWorkflowOptions::builder()
+        .workflow_id(workflow_id)
+        .id_reuse_policy(WorkflowIdReusePolicy::RejectDuplicate)
+        // A run is not killed because its launcher went away.
+        .parent_close_policy(ParentClosePolicy::Abandon)
+        .build()
+}
+
+fn is_already_started(err: &ChildWorkflowStartError) -> bool {
+    matches!(
+        err,
+        ChildWorkflowStartError::StartFailed {
+            cause: StartChildWorkflowExecutionFailedCause::WorkflowAlreadyExists,
+            ..
+        }
+    )
+}
+
+/// The nominal time from a launcher's workflow ID, `launcher-{id}-{RFC3339}`,
+/// for servers that do not set `TemporalScheduledStartTime`.
+pub fn nominal_from_workflow_id(activity_id: Uuid, workflow_id: &str) -> Option<DateTime<Utc>> {
+    let prefix = format!("{}-", launcher_workflow_id_prefix(activity_id));
+    let suffix = workflow_id.strip_prefix(&prefix)?;
+    DateTime::parse_from_rfc3339(suffix)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// Started by the schedule. Learns its nominal time, then runs
+/// `RunActivityWorkflow` under the contract ID and waits for it, so the
+/// schedule's overlap policy governs real runs.
+#[workflow]
+#[derive(Default)]
+pub struct LaunchScheduledRunWorkflow;
+
+#[workflow_methods]
+impl LaunchScheduledRunWorkflow {
+    #[run(name = "LaunchScheduledRunWorkflow")]
+    pub async fn run(
+        ctx: &mut WorkflowContext<Self>,
+        input: LauncherInput,
+    ) -> WorkflowResult<LaunchResult> {
+        let from_attribute = ctx
+            .search_attributes()
+            .get(&SCHEDULED_START)
+            .and_then(|ts| DateTime::from_timestamp(ts.seconds(), ts.nanos().max(0) as u32));
+        let Some(scheduled_for) = from_attribute
+            .or_else(|| nominal_from_workflow_id(input.activity_id, ctx.workflow_id()))
+        else {
+            return Ok(LaunchResult {
+                workflow_id: None,
+                outcome: "skipped".into(),
+                detail: Some("not started by a schedule: no nominal time".into()),
+            });
+        };
+        let prepared = ctx
+            .execute_activity(
+                ExecutionActivities::prepare_scheduled_run,
+                PrepareScheduledRun {
+                    activity_id: input.activity_id,
+                    scheduled_for,
+                },
+                bookkeeping(),
+            )
+            .await?;
+        let Some(run) = prepared.run else {
+            return Ok(LaunchResult {
+                workflow_id: None,
+                outcome: "skipped".into(),
+                detail: prepared.reason,
+            });
+        };
+        let workflow_id = ids::scheduled_run_workflow_id(input.activity_id, scheduled_for);
+        match ctx
+            .start_child_workflow(
+                RunActivityWorkflow::run,
+                run,
+                child_options(workflow_id.clone()),
+            )
+            .await
+        {
+            Ok(started) => {
+                let detail = match started.result().await {
+                    Ok(summary) => Some(summary.status.as_str().to_owned()),
+                    Err(err) => Some(err.to_string()),
+                };
+                Ok(LaunchResult {
+                    workflow_id: Some(workflow_id),
+                    outcome: "started".into(),
+                    detail,
+                })
+            }
+            // Another fire (a retry, a backfill, a duplicate delivery) already
+            // started this nominal time: at most one execution, by contract.
+            Err(err) if is_already_started(&err) => Ok(LaunchResult {
+                workflow_id: Some(workflow_id),
+                outcome: "duplicate".into(),
+                detail: None,
+            }),
+            Err(err) => Err(err.into()),
+        }
+    }
+}
+
+/// One execution of an activity for one trigger occurrence.
+#[workflow]
+#[derive(Default)]
+pub struct RunActivityWorkflow;
+
+#[workflow_methods]
+impl RunActivityWorkflow {
+    #[run(name = "RunActivityWorkflow")]
+    pub async fn run(
+        ctx: &mut WorkflowContext<Self>,
+        input: RunInput,
+    ) -> WorkflowResult<RunSummary> {
+        let workflow_id = ctx.workflow_id().to_owned();
+        let run_id = ids::run_id(&workflow_id);
+        let logged = ctx
+            .execute_activity(
+                ExecutionActivities::log_run,
+                LogRunInput {
+                    run_id,
+                    workflow_id,
+                    run: input,
+                },
+                bookkeeping(),
+            )
+            .await?;
+        let (mut succeeded, mut failed, mut error) = (0u32, 0u32, None);
+        for (index, task) in logged.tasks.iter().enumerate() {
+            let task_workflow_id = ids::task_workflow_id(run_id, &task.task_type, index);
+            let input = TaskInput {
+                run_id,
+                index: index as u32,
+                task: task.clone(),
+                run: logged.run.clone(),
+                context: logged.context.clone(),
+            };
+            let outcome = match ctx
+                .start_child_workflow(
+                    TaskInstanceWorkflow::run,
+                    input,
+                    child_options(task_workflow_id),
+                )
+                .await
+            {
+                Ok(child) => match child.result().await {
+                    Ok(outcome) => outcome,
+                    Err(err) => TaskOutcome {
+                        succeeded: false,
+                        output: serde_json::Value::Null,
+                        error: Some(
+                            err.failure()
+                                .map(root_message)
+                                .unwrap_or_else(|| err.to_string()),
+                        ),
+                    },
+                },
+                // Never re-spawn a task that an earlier execution started.
+                Err(err) if is_already_started(&err) => TaskOutcome {
+                    succeeded: false,
+                    output: serde_json::Value::Null,
+                    error: Some(
+                        "task was already started by an earlier execution of this run".into(),
+                    ),
+                },
+                Err(err) => return Err(err.into()),
+            };
+            if outcome.succeeded {
+                succeeded += 1;
+            } else {
+                failed += 1;
+                error = Some(format!(
+                    "task {index} ({}) failed: {}",
+                    task.task_type,
+                    outcome.error.unwrap_or_default()
+                ));
+                // Tasks are ordered: later ones depend on earlier ones.
+                break;
+            }
+        }
+        let status = if failed == 0 {
+            RunStatus::Succeeded
+        } else {
+            RunStatus::Failed
+        };
+        ctx.execute_activity(
+            ExecutionActivities::finish_run,
+            FinishRunInput {
+                run_id,
+                status,
+                error: error.clone(),
+                succeeded,
+                failed,
+            },
+            bookkeeping(),
+        )
+        .await?;
+        Ok(RunSummary {
+            run_id,
+            status,
+            error,
+        })
+    }
+}
+
+/// One task of one run.
+#[workflow]
+#[derive(Default)]
+pub struct TaskInstanceWorkflow;
+
+#[workflow_methods]
+impl TaskInstanceWorkflow {
+    #[run(name = "TaskInstanceWorkflow")]
+    pub async fn run(
+        ctx: &mut WorkflowContext<Self>,
+        input: TaskInput,
+    ) -> WorkflowResult<TaskOutcome> {
+        let workflow_id = ctx.workflow_id().to_owned();
+        let task_id = ids::task_instance_id(&workflow_id);
+        ctx.execute_activity(
+            ExecutionActivities::start_task,
+            StartTaskInput {
+                task_id,
+                run_id: input.run_id,
+                workflow_id: workflow_id.clone(),
+                task_type: input.task.task_type.clone(),
+                index: input.index,
+                name: input.task.name.clone(),
+            },
+            bookkeeping(),
+        )
+        .await?;
+        let task_json = serde_json::json!({
+            "id": task_id,
+            "workflow_id": workflow_id,
+            "task_type": input.task.task_type,
+            "index": input.index,
+            "name": input.task.name,
+        });
+        let config = &input.task.config;
+        let result: Result<(serde_json::Value, u32), String> = match input.task.task_type.as_str() {
+            "noop" => Ok((serde_json::json!({}), 1)),
+            "webhook" => {
+                let timeout_ms = config
+                    .get("timeout")
+                    .and_then(|v| v.as_str())
+                    .and_then(|t| crate::domain::duration::IsoDuration::parse(t).ok())
+                    .map(|d| d.as_std().as_millis() as u64)
+                    .unwrap_or(10_000);
+                let webhook = WebhookInput {
+                    task_id,
+                    url: config
+                        .get("url")
+                        .and_then(|v| v.as_str())
+                        .unwrap_or_default()
+                        .to_owned(),
+                    secret_ref: config
+                        .get("secret_ref")
+                        .and_then(|v| v.as_str())
+                        .map(str::to_owned),
+                    timeout_ms,
+                    body: serde_json::json!({"run": input.run, "task": task_json, "context": input.context}),
+                };
+                let options = ActivityOptions::with_start_to_close_timeout(Duration::from_millis(
+                    timeout_ms + 5_000,
+                ))
+                .retry_policy(
+                    RetryPolicy::builder()
+                        .initial_interval(Duration::from_secs(1))
+                        .maximum_interval(Duration::from_secs(30))
+                        .maximum_attempts(5)
+                        .build(),
+                )
+                .build();
+                match ctx
+                    .execute_activity(ExecutionActivities::webhook, webhook, options)
+                    .await
+                {
+                    Ok(response) => Ok((
+                        serde_json::json!({"status": response.status, "body": response.body}),
+                        response.attempt,
+                    )),
+                    Err(err) => Err(err
+                        .failure()
+                        .map(root_message)
+                        .unwrap_or_else(|| err.to_string())),
+                }
+            }
+            other => {
+                let task_queue = config
+                    .get("task_queue")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned();
+                let mut settings = config.clone();
+                settings.remove("task_queue");
+                let body = serde_json::json!({
+                    "run": input.run, "task": task_json, "context": input.context, "config": settings,
+                });
+                let options =
+                    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(300))
+                        .task_queue(task_queue)
+                        .retry_policy(RetryPolicy::builder().maximum_attempts(3).build())
+                        .build();
+                match ctx
+                    .execute_activity(
+                        UntypedActivity::new(other),
+                        RawValue::new(vec![json_payload(&body)]),
+                        options,
+                    )
+                    .await
+                {
+                    Ok(raw) => {
+                        let output = raw
+                            .payloads
+                            .first()
+                            .and_then(|p| serde_json::from_slice(&p.data).ok())
+                            .unwrap_or(serde_json::Value::Null);
+                        Ok((output, 1))
+                    }
+                    Err(err) => Err(err
+                        .failure()
+                        .map(root_message)
+                        .unwrap_or_else(|| err.to_string())),
+                }
+            }
+        };
+        let outcome = match result {
+            Ok((output, attempts)) => (
+                TaskOutcome {
+                    succeeded: true,
+                    output,
+                    error: None,
+                },
+                attempts,
+            ),
+            Err(error) => (
+                TaskOutcome {
+                    succeeded: false,
+                    output: serde_json::Value::Null,
+                    error: Some(error),
+                },
+                1,
+            ),
+        };
+        ctx.execute_activity(
+            ExecutionActivities::finish_task,
+            FinishTaskInput {
+                task_id,
+                succeeded: outcome.0.succeeded,
+                attempts: outcome.1,
+                output: outcome.0.succeeded.then(|| outcome.0.output.clone()),
+                error: outcome.0.error.clone(),
+            },
+            bookkeeping(),
+        )
+        .await?;
+        Ok(outcome.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nominal_time_from_the_appended_suffix() {
+        let id = Uuid::from_u128(7);
+        let wf = format!("launcher-{id}-2026-03-01T09:00:00Z");
+        assert_eq!(
+            nominal_from_workflow_id(id, &wf).map(|t| t.to_rfc3339()),
+            Some("2026-03-01T09:00:00+00:00".into())
+        );
+        assert_eq!(nominal_from_workflow_id(id, "launcher-other"), None);
+    }
+}
