@@ -150,6 +150,8 @@ CREATE TABLE event_dispatches (
     activity_id   uuid        NOT NULL,
     workflow_id   text        NOT NULL,
     run_id        uuid        NOT NULL,
+    -- The definition version current when the event arrived: what the run executes.
+    definition_version bigint NOT NULL,
     state         text        NOT NULL,
     outcome       text,
     attempts      integer     NOT NULL DEFAULT 0,

@@ -17,17 +17,33 @@ use crate::cli::Command;
 use crate::config::{Settings, redact_url};
 use crate::error::ApiError;
 use crate::reconcile::Reconciler;
-use crate::store::{self, ActivityStore, RunStore};
+use crate::router::EventRouter;
+use crate::store::{self, ActivityStore, EventStore, RunStore};
 use crate::temporal::TemporalGateway;
 
 pub fn build_state(settings: &Settings) -> anyhow::Result<AppState> {
     let pool = store::lazy_pool(&settings.database_url, settings.db_max_connections)?;
-    Ok(AppState {
+    Ok(state_from(
+        pool,
+        Arc::new(TemporalGateway::new(settings.temporal())),
+        &settings.task_queue,
+    ))
+}
+
+/// The shared state of the API from its parts.
+pub fn state_from(pool: sqlx::PgPool, gateway: Arc<TemporalGateway>, task_queue: &str) -> AppState {
+    AppState {
         store: ActivityStore::new(pool.clone()),
-        runs: RunStore::new(pool),
-        gateway: Arc::new(TemporalGateway::new(settings.temporal())),
-        task_queue: settings.task_queue.clone(),
-    })
+        runs: RunStore::new(pool.clone()),
+        events: EventRouter {
+            events: EventStore::new(pool),
+            gateway: gateway.clone(),
+            task_queue: task_queue.to_owned(),
+            faults: Default::default(),
+        },
+        gateway,
+        task_queue: task_queue.to_owned(),
+    }
 }
 
 async fn openapi_json() -> Response {
@@ -166,6 +182,12 @@ async fn run_service(command: Command, settings: Settings) -> anyhow::Result<()>
         let shutdown = stopped();
         tasks.spawn(async move {
             reconciler.run(interval, shutdown).await;
+            Ok(())
+        });
+        let sweeper = state.events.clone();
+        let shutdown = stopped();
+        tasks.spawn(async move {
+            sweeper.run_sweeper(interval, shutdown).await;
             Ok(())
         });
     }

@@ -8,5 +8,6 @@ pub mod config;
 pub mod domain;
 pub mod error;
 pub mod reconcile;
+pub mod router;
 pub mod store;
 pub mod temporal;

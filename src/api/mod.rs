@@ -3,6 +3,7 @@
 
 pub mod activities;
 pub mod activity_model;
+pub mod events;
 pub mod extract;
 pub mod health;
 pub mod openapi;
@@ -15,6 +16,7 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::router::EventRouter;
 use crate::store::{ActivityStore, RunStore};
 use crate::temporal::TemporalGateway;
 
@@ -23,6 +25,7 @@ pub struct AppState {
     pub store: ActivityStore,
     pub runs: RunStore,
     pub gateway: Arc<TemporalGateway>,
+    pub events: EventRouter,
     pub task_queue: String,
 }
 
@@ -44,6 +47,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::list_activity_runs))
         .routes(routes!(runs::list_runs))
         .routes(routes!(runs::get_run))
+        .routes(routes!(events::ingest_event, events::list_events))
+        .routes(routes!(events::get_event))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
 }

@@ -2,7 +2,6 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -60,11 +59,11 @@ pub fn parse_limit(text: Option<&str>) -> Result<i64, ApiError> {
 
 /// Builds a page from `limit + 1` fetched rows: the extra row only says that
 /// there is more.
-pub fn page<R, T: ToSchema>(
+pub fn page<R, T: ToSchema, K: Serialize>(
     mut rows: Vec<R>,
     limit: i64,
     scope: &str,
-    key: impl Fn(&R) -> (DateTime<Utc>, uuid::Uuid),
+    key: impl Fn(&R) -> K,
     render: impl Fn(R) -> T,
 ) -> Page<T> {
     let more = rows.len() as i64 > limit;
@@ -83,6 +82,7 @@ pub fn page<R, T: ToSchema>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::{DateTime, Utc};
 
     #[test]
     fn cursors_round_trip_and_are_scoped() {

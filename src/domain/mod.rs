@@ -2,6 +2,7 @@
 
 pub mod activity;
 pub mod duration;
+pub mod event;
 pub mod ids;
 pub mod run;
 pub mod trigger;

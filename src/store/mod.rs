@@ -1,6 +1,7 @@
 //! PostgreSQL repositories. Errors leave here typed, so the API can map them.
 
 pub mod activities;
+pub mod events;
 pub mod runs;
 
 use std::time::Duration;
@@ -9,6 +10,7 @@ use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 
 pub use activities::ActivityStore;
+pub use events::EventStore;
 pub use runs::RunStore;
 
 #[derive(Debug, thiserror::Error)]

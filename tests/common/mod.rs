@@ -10,7 +10,6 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use acp::api::AppState;
-use acp::store::{ActivityStore, RunStore};
 use acp::temporal::activities::Faults;
 use acp::temporal::worker::{WorkerConfig, WorkerHandle};
 use acp::temporal::{TemporalGateway, TemporalSettings};
@@ -275,15 +274,11 @@ impl TestApp {
         namespace: &str,
         body_limit: usize,
     ) -> Self {
-        let state = AppState {
-            store: ActivityStore::new(pool.clone()),
-            runs: RunStore::new(pool.clone()),
-            gateway: Arc::new(TemporalGateway::new(temporal_settings(
-                temporal_address,
-                namespace,
-            ))),
-            task_queue: TASK_QUEUE.to_owned(),
-        };
+        let gateway = Arc::new(TemporalGateway::new(temporal_settings(
+            temporal_address,
+            namespace,
+        )));
+        let state = acp::app::state_from(pool.clone(), gateway, TASK_QUEUE);
         let router = acp::app::build_router(state.clone(), body_limit);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

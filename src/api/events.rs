@@ -1,0 +1,364 @@
+//! `/v1/events`: the ingress boundary for external events.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use super::AppState;
+use super::extract::{ApiQuery, JsonBody};
+use super::pagination::{Page, decode_cursor, page, parse_limit};
+use crate::domain::FieldError;
+use crate::domain::event::{EventId, EventIdOrigin};
+use crate::domain::trigger::EventType;
+use crate::error::{ApiError, ApiResult, Problem};
+use crate::router::{DispatchOutcome, NewEvent};
+use crate::store::StoreError;
+use crate::store::events::{Dispatch, EventFilter, EventRecord};
+
+const CURSOR_SCOPE: &str = "events";
+const MAX_PAYLOAD: usize = 256 * 1024;
+
+/// An inbound event.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EventRequest {
+    /// A stable ID from the producer. Without it, the `Idempotency-Key`
+    /// header is used, else a digest of the content.
+    #[schema(example = "evt_abc123")]
+    pub event_id: Option<String>,
+    #[schema(example = "message.received")]
+    pub event_type: String,
+    /// Who sent it, e.g. `crm`.
+    #[schema(example = "crm")]
+    pub source: String,
+    /// When it happened (RFC 3339).
+    pub occurred_at: Option<String>,
+    /// A JSON object, at most 256 KiB.
+    #[schema(value_type = Object)]
+    pub payload: serde_json::Value,
+}
+
+/// One routed (activity, event) pair.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DispatchResponse {
+    pub activity_id: Uuid,
+    /// `activity-{activity_id}:{event_id}`
+    pub workflow_id: String,
+    /// UUIDv5 over `workflow_id`.
+    pub run_id: Uuid,
+    /// `started`; `duplicate` when this event already ran for this activity;
+    /// `pending` when Temporal did not answer: it is recorded and will be
+    /// started, exactly once, when Temporal returns.
+    pub outcome: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IngestResponse {
+    pub event_id: String,
+    /// `client`, `idempotency_key` or `content_digest`.
+    pub event_id_origin: String,
+    pub dispatches: Vec<DispatchResponse>,
+}
+
+/// A dispatch as history records it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DispatchRecord {
+    pub activity_id: Uuid,
+    pub workflow_id: String,
+    pub run_id: Uuid,
+    /// `pending` or `completed`.
+    pub state: String,
+    pub outcome: Option<String>,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub completed_at: Option<DateTime<Utc>>,
+    /// The run's status, once its row exists.
+    pub run_status: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventResponse {
+    pub event_id: String,
+    pub event_id_origin: String,
+    pub event_type: String,
+    pub source: String,
+    pub occurred_at: Option<DateTime<Utc>>,
+    #[schema(value_type = Object)]
+    pub payload: serde_json::Value,
+    pub received_at: DateTime<Utc>,
+    /// In `GET /v1/events/{event_id}` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatches: Option<Vec<DispatchRecord>>,
+}
+
+fn render(event: EventRecord, dispatches: Option<Vec<Dispatch>>) -> EventResponse {
+    EventResponse {
+        event_id: event.event_id,
+        event_id_origin: event.event_id_origin,
+        event_type: event.event_type,
+        source: event.source,
+        occurred_at: event.occurred_at,
+        payload: event.payload.0,
+        received_at: event.received_at,
+        dispatches: dispatches.map(|ds| {
+            ds.into_iter()
+                .map(|d| DispatchRecord {
+                    activity_id: d.activity_id,
+                    workflow_id: d.workflow_id,
+                    run_id: d.run_id,
+                    state: d.state,
+                    outcome: d.outcome,
+                    attempts: d.attempts,
+                    last_error: d.last_error,
+                    created_at: d.created_at,
+                    completed_at: d.completed_at,
+                    run_status: d.run_status,
+                })
+                .collect()
+        }),
+    }
+}
+
+fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent> {
+    let mut errors = Vec::new();
+    let event_type = EventType::parse(&request.event_type)
+        .map_err(|m| errors.push(FieldError::new("event_type", m)))
+        .ok();
+    let source = request.source.trim();
+    if source.is_empty() || source.chars().count() > 200 || source.chars().any(char::is_control) {
+        errors.push(FieldError::new(
+            "source",
+            "must be 1 to 200 characters, no control characters",
+        ));
+    }
+    let occurred_at = match request.occurred_at.as_deref() {
+        None => None,
+        Some(text) => match DateTime::parse_from_rfc3339(text) {
+            Ok(t) => Some(t.with_timezone(&Utc)),
+            Err(_) => {
+                errors.push(FieldError::new(
+                    "occurred_at",
+                    format!("`{text}` is not an RFC 3339 timestamp"),
+                ));
+                None
+            }
+        },
+    };
+    if !request.payload.is_object() {
+        errors.push(FieldError::new("payload", "must be a JSON object"));
+    } else if serde_json::to_vec(&request.payload)
+        .map(|v| v.len())
+        .unwrap_or(0)
+        > MAX_PAYLOAD
+    {
+        errors.push(FieldError::new(
+            "payload",
+            format!("must be at most {MAX_PAYLOAD} bytes of JSON"),
+        ));
+    }
+    let header_key = match headers.get("idempotency-key") {
+        None => None,
+        Some(value) => match value.to_str().ok().map(EventId::parse) {
+            Some(Ok(id)) => Some(id),
+            Some(Err(m)) => {
+                errors.push(FieldError::new("Idempotency-Key", m));
+                None
+            }
+            None => {
+                errors.push(FieldError::new("Idempotency-Key", "must be ASCII"));
+                None
+            }
+        },
+    };
+    let client_id = match request.event_id.as_deref() {
+        None => None,
+        Some(text) => match EventId::parse(text) {
+            Ok(id) => Some(id),
+            Err(m) => {
+                errors.push(FieldError::new("event_id", m));
+                None
+            }
+        },
+    };
+    let Some(event_type) = event_type.filter(|_| errors.is_empty()) else {
+        return Err(ApiError::Validation(errors));
+    };
+    let (event_id, origin) = match (client_id, header_key) {
+        (Some(id), _) => (id, EventIdOrigin::Client),
+        (None, Some(id)) => (id, EventIdOrigin::IdempotencyKey),
+        (None, None) => (
+            EventId::digest(source, event_type.as_str(), occurred_at, &request.payload),
+            EventIdOrigin::ContentDigest,
+        ),
+    };
+    Ok(NewEvent {
+        event_id,
+        origin,
+        event_type: event_type.as_str().to_owned(),
+        source: source.to_owned(),
+        occurred_at,
+        payload: request.payload,
+    })
+}
+
+/// Ingest an event.
+///
+/// Routes it to every enabled event activity subscribed to its type, at most
+/// once per (activity, event), however often it is delivered: the workflow ID
+/// `activity-{activity_id}:{event_id}` is started with RejectDuplicate, and
+/// the dispatch is recorded in PostgreSQL so the guarantee outlives Temporal's
+/// retention. Events that match no activity are recorded too.
+#[utoipa::path(
+    post,
+    path = "/v1/events",
+    tag = "events",
+    request_body = EventRequest,
+    params(("Idempotency-Key" = Option<String>, Header, description = "The event ID when the body has none")),
+    responses(
+        (status = 200, description = "Recorded and routed", body = IngestResponse),
+        (status = 202, description = "Recorded; some dispatches wait for Temporal", body = IngestResponse),
+        (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip_all)]
+pub async fn ingest_event(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    JsonBody(request): JsonBody<EventRequest>,
+) -> ApiResult<Response> {
+    let event = parse_event(request, &headers)?;
+    let origin = event.origin;
+    let result = state.events.ingest(event).await?;
+    let pending = result
+        .dispatches
+        .iter()
+        .any(|d| d.outcome == DispatchOutcome::Pending);
+    let body = IngestResponse {
+        event_id: result.event.event_id,
+        event_id_origin: origin.as_str().to_owned(),
+        dispatches: result
+            .dispatches
+            .into_iter()
+            .map(|d| DispatchResponse {
+                activity_id: d.activity_id,
+                workflow_id: d.workflow_id,
+                run_id: d.run_id,
+                outcome: d.outcome.as_str().to_owned(),
+            })
+            .collect(),
+    };
+    let status = if pending {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(body)).into_response())
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListEventsQuery {
+    /// Page size, 1 to 200 (default 50).
+    pub limit: Option<String>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    pub event_type: Option<String>,
+    pub source: Option<String>,
+    /// Received at or after (RFC 3339).
+    pub received_after: Option<String>,
+    /// Received before (RFC 3339).
+    pub received_before: Option<String>,
+}
+
+fn instant(field: &str, text: Option<&str>) -> ApiResult<Option<DateTime<Utc>>> {
+    text.map(|t| {
+        DateTime::parse_from_rfc3339(t)
+            .map(|d| d.with_timezone(&Utc))
+            .map_err(|_| ApiError::bad_field(field, format!("`{t}` is not an RFC 3339 timestamp")))
+    })
+    .transpose()
+}
+
+/// List events, newest first.
+#[utoipa::path(
+    get,
+    path = "/v1/events",
+    tag = "events",
+    params(ListEventsQuery),
+    responses(
+        (status = 200, description = "A page of events", body = Page<EventResponse>),
+        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip_all)]
+pub async fn list_events(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<ListEventsQuery>,
+) -> ApiResult<Json<Page<EventResponse>>> {
+    let limit = parse_limit(query.limit.as_deref())?;
+    let after: Option<(DateTime<Utc>, String)> = query
+        .cursor
+        .as_deref()
+        .map(|c| decode_cursor(CURSOR_SCOPE, c))
+        .transpose()?;
+    let filter = EventFilter {
+        event_type: query.event_type,
+        source: query.source,
+        received_from: instant("received_after", query.received_after.as_deref())?,
+        received_to: instant("received_before", query.received_before.as_deref())?,
+    };
+    let rows = state.events.events.list(&filter, after, limit + 1).await?;
+    Ok(Json(page(
+        rows,
+        limit,
+        CURSOR_SCOPE,
+        |e| (e.received_at, e.event_id.clone()),
+        |e| render(e, None),
+    )))
+}
+
+/// One event with its dispatches and their runs' status.
+#[utoipa::path(
+    get,
+    path = "/v1/events/{event_id}",
+    tag = "events",
+    params(("event_id" = String, Path, description = "Event ID")),
+    responses(
+        (status = 200, description = "The event", body = EventResponse),
+        (status = 400, description = "Malformed event ID", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such event", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip(state))]
+pub async fn get_event(
+    State(state): State<AppState>,
+    params: Result<axum::extract::RawPathParams, axum::extract::rejection::RawPathParamsRejection>,
+) -> ApiResult<Json<EventResponse>> {
+    let params = params.map_err(|_| ApiError::bad_field("event_id", "is not valid UTF-8"))?;
+    let text = params
+        .iter()
+        .last()
+        .map(|(_, v)| v.to_owned())
+        .unwrap_or_default();
+    let id = EventId::parse(&text).map_err(|m| ApiError::bad_field("event_id", m))?;
+    let event = match state.events.events.get(id.as_str()).await {
+        Ok(e) => e,
+        Err(StoreError::NotFound) => return Err(ApiError::NotFound("event")),
+        Err(other) => return Err(other.into()),
+    };
+    let dispatches = state.events.events.dispatches_of(id.as_str()).await?;
+    Ok(Json(render(event, Some(dispatches))))
+}

@@ -1,0 +1,244 @@
+//! `events` and `event_dispatches`: the event router's memory, which outlives
+//! Temporal's retention.
+
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+use sqlx::{FromRow, PgPool, Postgres};
+use uuid::Uuid;
+
+use super::{StoreError, StoreResult};
+
+#[derive(Debug, Clone, FromRow)]
+pub struct EventRecord {
+    pub event_id: String,
+    pub event_id_origin: String,
+    pub event_type: String,
+    pub source: String,
+    pub occurred_at: Option<DateTime<Utc>>,
+    pub payload: Json<serde_json::Value>,
+    pub received_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct Dispatch {
+    pub event_id: String,
+    pub activity_id: Uuid,
+    pub workflow_id: String,
+    pub run_id: Uuid,
+    /// `pending` or `completed`.
+    pub state: String,
+    pub outcome: Option<String>,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub completed_at: Option<DateTime<Utc>>,
+    /// The run's status, when its row exists.
+    pub run_status: Option<String>,
+    /// The definition version the dispatch runs.
+    pub definition_version: i64,
+}
+
+/// An enabled event activity subscribed to an event type.
+#[derive(Debug, Clone, FromRow)]
+pub struct Subscriber {
+    pub id: Uuid,
+    pub version: i64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct EventFilter {
+    pub event_type: Option<String>,
+    pub source: Option<String>,
+    pub received_from: Option<DateTime<Utc>>,
+    pub received_to: Option<DateTime<Utc>>,
+}
+
+#[derive(Clone)]
+pub struct EventStore {
+    pool: PgPool,
+}
+
+const DISPATCH_COLUMNS: &str = "d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state, d.outcome, \
+    d.attempts, d.last_error, d.created_at, d.completed_at, r.status AS run_status, d.definition_version";
+
+impl EventStore {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    /// Records an event once; a re-delivery keeps the first record.
+    pub async fn record(
+        &self,
+        event_id: &str,
+        origin: &str,
+        event_type: &str,
+        source: &str,
+        occurred_at: Option<DateTime<Utc>>,
+        payload: &serde_json::Value,
+    ) -> StoreResult<EventRecord> {
+        sqlx::query(
+            "INSERT INTO events (event_id, event_id_origin, event_type, source, occurred_at, payload)
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id) DO NOTHING",
+        )
+        .bind(event_id)
+        .bind(origin)
+        .bind(event_type)
+        .bind(source)
+        .bind(occurred_at)
+        .bind(Json(payload))
+        .execute(&self.pool)
+        .await?;
+        self.get(event_id).await
+    }
+
+    pub async fn get(&self, event_id: &str) -> StoreResult<EventRecord> {
+        sqlx::query_as("SELECT * FROM events WHERE event_id = $1")
+            .bind(event_id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or(StoreError::NotFound)
+    }
+
+    /// Enabled, live event activities subscribed to `event_type`.
+    pub async fn subscribers(&self, event_type: &str) -> StoreResult<Vec<Subscriber>> {
+        Ok(sqlx::query_as(
+            "SELECT id, version FROM activities
+             WHERE deleted_at IS NULL AND trigger_type = 'event' AND enabled AND NOT paused
+               AND event_types @> ARRAY[$1]::text[]
+             ORDER BY id",
+        )
+        .bind(event_type)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// Writes the dispatch row before the start. Returns the row as it now
+    /// stands (this call's, or an earlier delivery's).
+    pub async fn claim(
+        &self,
+        event_id: &str,
+        activity_id: Uuid,
+        workflow_id: &str,
+        run_id: Uuid,
+        definition_version: i64,
+    ) -> StoreResult<Dispatch> {
+        sqlx::query(
+            "INSERT INTO event_dispatches (event_id, activity_id, workflow_id, run_id, state, definition_version)
+             VALUES ($1, $2, $3, $4, 'pending', $5) ON CONFLICT (event_id, activity_id) DO NOTHING",
+        )
+        .bind(event_id)
+        .bind(activity_id)
+        .bind(workflow_id)
+        .bind(run_id)
+        .bind(definition_version)
+        .execute(&self.pool)
+        .await?;
+        self.dispatch(event_id, activity_id).await
+    }
+
+    pub async fn dispatch(&self, event_id: &str, activity_id: Uuid) -> StoreResult<Dispatch> {
+        sqlx::query_as(&format!(
+            "SELECT {DISPATCH_COLUMNS} FROM event_dispatches d
+             LEFT JOIN activity_runs r ON r.workflow_id = d.workflow_id
+             WHERE d.event_id = $1 AND d.activity_id = $2"
+        ))
+        .bind(event_id)
+        .bind(activity_id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::NotFound)
+    }
+
+    /// Marks a dispatch done: its workflow exists in Temporal.
+    pub async fn complete(&self, event_id: &str, activity_id: Uuid) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE event_dispatches SET state = 'completed', outcome = 'started', completed_at = now(),
+                 attempts = attempts + 1, last_error = NULL
+             WHERE event_id = $1 AND activity_id = $2 AND state = 'pending'",
+        )
+        .bind(event_id)
+        .bind(activity_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn record_failure(
+        &self,
+        event_id: &str,
+        activity_id: Uuid,
+        error: &str,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE event_dispatches SET attempts = attempts + 1, last_error = $3
+             WHERE event_id = $1 AND activity_id = $2 AND state = 'pending'",
+        )
+        .bind(event_id)
+        .bind(activity_id)
+        .bind(error)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Dispatches left pending for longer than `older_than`: a crash, or
+    /// Temporal down at ingest. Locked so two sweepers share the work.
+    pub async fn pending(
+        &self,
+        older_than: chrono::Duration,
+        limit: i64,
+    ) -> StoreResult<Vec<Dispatch>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {DISPATCH_COLUMNS} FROM event_dispatches d
+             LEFT JOIN activity_runs r ON r.workflow_id = d.workflow_id
+             WHERE d.state = 'pending' AND d.created_at < now() - $1::interval
+             ORDER BY d.created_at LIMIT $2"
+        ))
+        .bind(older_than)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    pub async fn dispatches_of(&self, event_id: &str) -> StoreResult<Vec<Dispatch>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {DISPATCH_COLUMNS} FROM event_dispatches d
+             LEFT JOIN activity_runs r ON r.workflow_id = d.workflow_id
+             WHERE d.event_id = $1 ORDER BY d.activity_id"
+        ))
+        .bind(event_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    pub async fn list(
+        &self,
+        filter: &EventFilter,
+        after: Option<(DateTime<Utc>, String)>,
+        limit: i64,
+    ) -> StoreResult<Vec<EventRecord>> {
+        let mut qb = sqlx::QueryBuilder::<Postgres>::new("SELECT * FROM events WHERE true");
+        if let Some(t) = &filter.event_type {
+            qb.push(" AND event_type = ").push_bind(t.clone());
+        }
+        if let Some(s) = &filter.source {
+            qb.push(" AND source = ").push_bind(s.clone());
+        }
+        if let Some(t) = filter.received_from {
+            qb.push(" AND received_at >= ").push_bind(t);
+        }
+        if let Some(t) = filter.received_to {
+            qb.push(" AND received_at < ").push_bind(t);
+        }
+        if let Some((at, id)) = after {
+            qb.push(" AND (received_at, event_id) < (")
+                .push_bind(at)
+                .push(", ")
+                .push_bind(id)
+                .push(")");
+        }
+        qb.push(" ORDER BY received_at DESC, event_id DESC LIMIT ")
+            .push_bind(limit);
+        Ok(qb.build_query_as().fetch_all(&self.pool).await?)
+    }
+}
