@@ -16,6 +16,7 @@ CREATE TABLE activities (
     -- Paused by a user (pause/resume), independent of `enabled`.
     paused           boolean     NOT NULL DEFAULT false,
     pause_note       text,
+    paused_at        timestamptz,
     created_at       timestamptz NOT NULL DEFAULT now(),
     updated_at       timestamptz NOT NULL DEFAULT now(),
     -- Soft delete: run history keeps pointing at the row.
@@ -52,6 +53,25 @@ CREATE TABLE activity_versions (
     created_at   timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT activity_versions_pkey PRIMARY KEY (activity_id, version),
     CONSTRAINT activity_versions_activity_fkey FOREIGN KEY (activity_id) REFERENCES activities (id)
+);
+
+-- Every pause, so a timeline can say a nominal time was missed while paused.
+CREATE TABLE activity_pauses (
+    activity_id  uuid        NOT NULL,
+    paused_at    timestamptz NOT NULL,
+    resumed_at   timestamptz,
+    CONSTRAINT activity_pauses_pkey PRIMARY KEY (activity_id, paused_at),
+    CONSTRAINT activity_pauses_activity_fkey FOREIGN KEY (activity_id) REFERENCES activities (id)
+);
+
+-- Nominal times asked for explicitly (backfill, resume's catch-up): the
+-- launcher runs them whatever their lateness.
+CREATE TABLE backfill_requests (
+    activity_id    uuid        NOT NULL,
+    scheduled_for  timestamptz NOT NULL,
+    requested_at   timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT backfill_requests_pkey PRIMARY KEY (activity_id, scheduled_for),
+    CONSTRAINT backfill_requests_activity_fkey FOREIGN KEY (activity_id) REFERENCES activities (id)
 );
 
 -- Idempotency-Key replay for POST creates.

@@ -232,3 +232,42 @@ impl<S: Send + Sync> FromRequestParts<S> for IdParam {
         path_uuid(&name, &text).map(IdParam)
     }
 }
+
+/// A JSON body that may be absent: an empty body is `T::default()`.
+pub struct OptionalJsonBody<T>(pub T);
+
+impl<S, T> FromRequest<S> for OptionalJsonBody<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned + Default,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let declared_empty = req
+            .headers()
+            .get(axum::http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim() == "0");
+        let no_type = req.headers().get(CONTENT_TYPE).is_none();
+        if declared_empty || no_type {
+            let limit = req
+                .extensions()
+                .get::<BodyLimit>()
+                .map(|l| l.0)
+                .unwrap_or(usize::MAX);
+            let bytes = Bytes::from_request(req, state)
+                .await
+                .map_err(|_| ApiError::PayloadTooLarge { limit })?;
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                return Ok(Self(T::default()));
+            }
+            return Err(ApiError::UnsupportedMediaType(
+                "a body needs Content-Type: application/json".into(),
+            ));
+        }
+        JsonBody::from_request(req, state)
+            .await
+            .map(|JsonBody(v)| Self(v))
+    }
+}

@@ -9,6 +9,7 @@ pub mod health;
 pub mod openapi;
 pub mod pagination;
 pub mod runs;
+pub mod schedule;
 
 use std::sync::Arc;
 
@@ -44,6 +45,11 @@ pub fn router() -> OpenApiRouter<AppState> {
             activities::delete_activity
         ))
         .routes(routes!(activities::trigger_activity))
+        .routes(routes!(schedule::pause_activity))
+        .routes(routes!(schedule::resume_activity))
+        .routes(routes!(schedule::backfill_activity))
+        .routes(routes!(schedule::get_schedule))
+        .routes(routes!(schedule::get_timeline))
         .routes(routes!(runs::list_activity_runs))
         .routes(routes!(runs::list_runs))
         .routes(routes!(runs::get_run))

@@ -11,6 +11,7 @@ use utoipa::OpenApi;
     ),
     tags(
         (name = "activities", description = "Activity definitions and their schedules"),
+        (name = "schedules", description = "Pause, resume, backfill, and what happened to every nominal time"),
         (name = "runs", description = "Run history: every execution and its task instances"),
         (name = "events", description = "External events, routed to event-triggered activities exactly once"),
         (name = "health", description = "Liveness and readiness"),

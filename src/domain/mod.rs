@@ -4,6 +4,7 @@ pub mod activity;
 pub mod duration;
 pub mod event;
 pub mod ids;
+pub mod misfire;
 pub mod run;
 pub mod trigger;
 pub mod window;

@@ -315,6 +315,67 @@ impl ActivityStore {
         Ok(row.into())
     }
 
+    /// Pauses or resumes (idempotently). Returns the activity and, when this
+    /// call resumed it, since when it had been paused.
+    #[tracing::instrument(skip(self))]
+    pub async fn set_paused(
+        &self,
+        id: Uuid,
+        paused: bool,
+        note: Option<&str>,
+    ) -> StoreResult<(Activity, Option<DateTime<Utc>>)> {
+        let mut tx = self.pool.begin().await?;
+        let current = lock_live(&mut tx, id).await?;
+        let (since,): (Option<DateTime<Utc>>,) =
+            sqlx::query_as("SELECT paused_at FROM activities WHERE id = $1")
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await?;
+        if current.paused == paused {
+            return Ok((current, None));
+        }
+        let row: ActivityRow = sqlx::query_as(&format!(
+            "UPDATE activities SET paused = $2, pause_note = $3, version = version + 1, updated_at = now(),
+                 paused_at = CASE WHEN $2 THEN now() ELSE NULL END, sync_state = 'pending'
+             WHERE id = $1 RETURNING {COLUMNS}"
+        ))
+        .bind(id)
+        .bind(paused)
+        .bind(note)
+        .fetch_one(&mut *tx)
+        .await?;
+        let activity: Activity = row.into();
+        record_version(&mut tx, id, activity.version, &activity.definition).await?;
+        if paused {
+            sqlx::query("INSERT INTO activity_pauses (activity_id, paused_at) VALUES ($1, now())")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        } else {
+            sqlx::query(
+                "UPDATE activity_pauses SET resumed_at = now() WHERE activity_id = $1 AND resumed_at IS NULL",
+            )
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok((activity, if paused { None } else { since }))
+    }
+
+    /// Every pause of an activity: (paused_at, resumed_at).
+    pub async fn pauses(
+        &self,
+        id: Uuid,
+    ) -> StoreResult<Vec<(DateTime<Utc>, Option<DateTime<Utc>>)>> {
+        Ok(sqlx::query_as(
+            "SELECT paused_at, resumed_at FROM activity_pauses WHERE activity_id = $1 ORDER BY paused_at",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     /// Records the outcome of bringing Temporal to `version`. A stale outcome
     /// (the activity moved on meanwhile) is dropped: the newer write syncs itself.
     #[tracing::instrument(skip(self, conflict_token))]

@@ -154,8 +154,9 @@ impl RunStore {
         row.map(|r| r.0.0).ok_or(StoreError::NotFound)
     }
 
-    /// `INSERT … ON CONFLICT DO NOTHING`: a retried `log_run` finds its row.
-    /// Returns whether this call inserted it.
+    /// `INSERT … ON CONFLICT`: a retried `log_run` finds its row untouched;
+    /// a nominal time recorded as skipped and later run on purpose (a
+    /// backfill) becomes a running run. Returns whether this call wrote.
     #[tracing::instrument(skip(self, run), fields(run_id = %run.run_id))]
     pub async fn insert_run(&self, run: &NewRun<'_>) -> StoreResult<bool> {
         let result = sqlx::query(
@@ -163,7 +164,11 @@ impl RunStore {
                  event_id, status, window_start, window_end, definition_version, context, started_at,
                  tasks_total)
              VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, now(), $11)
-             ON CONFLICT (run_id) DO NOTHING",
+             ON CONFLICT (run_id) DO UPDATE SET status = 'running', skip_reason = NULL,
+                 window_start = EXCLUDED.window_start, window_end = EXCLUDED.window_end,
+                 definition_version = EXCLUDED.definition_version, context = EXCLUDED.context,
+                 started_at = now(), tasks_total = EXCLUDED.tasks_total
+             WHERE activity_runs.status = 'skipped'",
         )
         .bind(run.run_id)
         .bind(run.activity_id)
@@ -179,6 +184,99 @@ impl RunStore {
         .execute(&self.pool)
         .await?;
         Ok(result.rows_affected() == 1)
+    }
+
+    /// Records that a nominal time was not run, and why. A time that already
+    /// has a run keeps it.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn insert_skipped(
+        &self,
+        run_id: Uuid,
+        activity_id: Uuid,
+        workflow_id: &str,
+        trigger: RunTrigger,
+        scheduled_for: DateTime<Utc>,
+        reason: &str,
+        definition_version: i64,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type, scheduled_for,
+                 status, skip_reason, definition_version, finished_at)
+             VALUES ($1, $2, $3, $4, $5, 'skipped', $6, $7, now())
+             ON CONFLICT (run_id) DO NOTHING",
+        )
+        .bind(run_id)
+        .bind(activity_id)
+        .bind(workflow_id)
+        .bind(trigger.as_str())
+        .bind(scheduled_for)
+        .bind(reason)
+        .bind(definition_version)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Where the last window a run covered ended.
+    pub async fn last_window_end(&self, activity_id: Uuid) -> StoreResult<Option<DateTime<Utc>>> {
+        let (end,): (Option<DateTime<Utc>>,) = sqlx::query_as(
+            "SELECT max(window_end) FROM activity_runs WHERE activity_id = $1 AND status <> 'skipped'",
+        )
+        .bind(activity_id)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(end)
+    }
+
+    /// Whether a nominal time was asked for explicitly.
+    pub async fn is_requested(
+        &self,
+        activity_id: Uuid,
+        scheduled_for: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let row: Option<(i32,)> = sqlx::query_as(
+            "SELECT 1 FROM backfill_requests WHERE activity_id = $1 AND scheduled_for = $2",
+        )
+        .bind(activity_id)
+        .bind(scheduled_for)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.is_some())
+    }
+
+    pub async fn request_times(
+        &self,
+        activity_id: Uuid,
+        times: &[DateTime<Utc>],
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO backfill_requests (activity_id, scheduled_for)
+             SELECT $1, t FROM unnest($2::timestamptz[]) AS t ON CONFLICT DO NOTHING",
+        )
+        .bind(activity_id)
+        .bind(times)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Runs of an activity at nominal times in `[from, to)`.
+    pub async fn scheduled_between(
+        &self,
+        activity_id: Uuid,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> StoreResult<Vec<Run>> {
+        let rows: Vec<RunRow> = sqlx::query_as(&format!(
+            "SELECT {RUN_COLUMNS} FROM activity_runs
+             WHERE activity_id = $1 AND scheduled_for >= $2 AND scheduled_for < $3 ORDER BY scheduled_for"
+        ))
+        .bind(activity_id)
+        .bind(from)
+        .bind(to)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(Into::into).collect())
     }
 
     /// Ends a run, by key. A run already ended keeps its first ending.

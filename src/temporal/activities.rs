@@ -11,9 +11,10 @@ use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
 use super::messages::*;
 use super::webhook;
+use crate::domain::ids;
+use crate::domain::misfire::{Decision, Fire, SkipReason, decide};
 use crate::domain::run::{RunStatus, RunTrigger, TaskStatus};
 use crate::domain::trigger::Cadence;
-use crate::domain::window::previous_nominal;
 use crate::store::runs::NewRun;
 use crate::store::{ActivityStore, RunStore};
 
@@ -49,47 +50,90 @@ pub fn root_message(failure: &Failure) -> String {
 
 #[activities]
 impl ExecutionActivities {
-    /// What to run for one nominal time of a schedule.
+    /// What to run for one nominal time of a schedule: applies the misfire
+    /// rule, and records the fires that do not run as `skipped` runs.
     #[activity(name = "prepare_scheduled_run")]
     pub async fn prepare_scheduled_run(
         self: Arc<Self>,
         _ctx: ActivityContext,
         input: PrepareScheduledRun,
     ) -> Result<Prepared, ActivityError> {
+        let none = |reason: &str| Prepared {
+            run: None,
+            workflow_id: None,
+            reason: Some(reason.to_owned()),
+        };
         let Some(activity) = self.activities.get_any(input.activity_id).await? else {
-            return Ok(Prepared {
-                run: None,
-                reason: Some("activity does not exist".into()),
-            });
+            return Ok(none("activity does not exist"));
         };
         if activity.deleted {
-            return Ok(Prepared {
-                run: None,
-                reason: Some("activity was deleted".into()),
-            });
+            return Ok(none("activity was deleted"));
         }
         let Some(trigger) = activity.definition.trigger.as_scheduled() else {
-            return Ok(Prepared {
-                run: None,
-                reason: Some("activity is no longer scheduled".into()),
-            });
+            return Ok(none("activity is no longer scheduled"));
         };
         let kind = match trigger.cadence {
             Cadence::Cron { .. } => RunTrigger::Cron,
             Cadence::Interval { .. } => RunTrigger::Interval,
         };
-        Ok(Prepared {
-            run: Some(RunInput {
-                activity_id: activity.id,
-                trigger: kind,
-                scheduled_for: Some(input.scheduled_for),
-                event_id: None,
-                event: None,
-                window_start: previous_nominal(&trigger.cadence, input.scheduled_for),
-                window_end: Some(input.scheduled_for),
-                definition_version: activity.version,
-            }),
-            reason: None,
+        let fire = Fire {
+            scheduled_for: input.scheduled_for,
+            now: chrono::Utc::now(),
+            last_window_end: self.runs.last_window_end(activity.id).await?,
+            requested: self
+                .runs
+                .is_requested(activity.id, input.scheduled_for)
+                .await?,
+        };
+        let run_at = |scheduled_for, window_start| RunInput {
+            activity_id: activity.id,
+            trigger: kind,
+            scheduled_for: Some(scheduled_for),
+            event_id: None,
+            event: None,
+            window_start,
+            window_end: Some(scheduled_for),
+            definition_version: activity.version,
+        };
+        let skip = async |reason: SkipReason| -> Result<(), ActivityError> {
+            let workflow_id = ids::scheduled_run_workflow_id(activity.id, input.scheduled_for);
+            self.runs
+                .insert_skipped(
+                    ids::run_id(&workflow_id),
+                    activity.id,
+                    &workflow_id,
+                    kind,
+                    input.scheduled_for,
+                    reason.as_str(),
+                    activity.version,
+                )
+                .await?;
+            Ok(())
+        };
+        Ok(match decide(trigger, fire) {
+            Decision::Run { window_start } => Prepared {
+                run: Some(run_at(input.scheduled_for, window_start)),
+                workflow_id: Some(ids::scheduled_run_workflow_id(
+                    activity.id,
+                    input.scheduled_for,
+                )),
+                reason: None,
+            },
+            Decision::Skip(reason) => {
+                skip(reason).await?;
+                none(reason.as_str())
+            }
+            Decision::Compress {
+                latest,
+                window_start,
+            } => {
+                skip(SkipReason::Compressed).await?;
+                Prepared {
+                    run: Some(run_at(latest, window_start)),
+                    workflow_id: Some(ids::scheduled_run_workflow_id(activity.id, latest)),
+                    reason: Some(SkipReason::Compressed.as_str().to_owned()),
+                }
+            }
         })
     }
 

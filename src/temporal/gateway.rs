@@ -11,11 +11,14 @@ use chrono::{DateTime, Utc};
 use temporalio_client::grpc::WorkflowService;
 use temporalio_client::{Client, ClientOptions, Connection, ConnectionOptions, RetryOptions};
 use temporalio_common::protos::temporal::api::common::v1::{Payloads, WorkflowType};
+use temporalio_common::protos::temporal::api::enums::v1::ScheduleOverlapPolicy;
 use temporalio_common::protos::temporal::api::enums::v1::WorkflowIdReusePolicy;
+use temporalio_common::protos::temporal::api::schedule::v1::{BackfillRequest, SchedulePatch};
 use temporalio_common::protos::temporal::api::taskqueue::v1::TaskQueue;
 use temporalio_common::protos::temporal::api::workflowservice::v1::{
     CreateScheduleRequest, DeleteScheduleRequest, DescribeScheduleRequest, GetSystemInfoRequest,
-    ListSchedulesRequest, StartWorkflowExecutionRequest, UpdateScheduleRequest,
+    ListScheduleMatchingTimesRequest, ListSchedulesRequest, PatchScheduleRequest,
+    StartWorkflowExecutionRequest, UpdateScheduleRequest,
 };
 use tokio::sync::Mutex;
 use tonic::{Code, IntoRequest};
@@ -353,6 +356,76 @@ impl TemporalGateway {
                 }
                 Err(status) => Err(status.into()),
             }
+        })
+        .await
+    }
+
+    /// Asks the schedule to run exactly these nominal times, one after another
+    /// (`BufferAll`: a backfill under `Skip` would run almost nothing).
+    #[tracing::instrument(skip(self, times), fields(count = times.len()))]
+    pub async fn backfill(
+        &self,
+        schedule_id: &str,
+        times: &[DateTime<Utc>],
+    ) -> Result<(), GatewayError> {
+        let stamp = |t: &DateTime<Utc>| prost_wkt_types::Timestamp {
+            seconds: t.timestamp(),
+            nanos: t.timestamp_subsec_nanos() as i32,
+        };
+        for chunk in times.chunks(100) {
+            self.bounded(async {
+                let mut client = self.client().await?;
+                let request = self.request(PatchScheduleRequest {
+                    namespace: self.settings.namespace.clone(),
+                    schedule_id: schedule_id.to_owned(),
+                    patch: Some(SchedulePatch {
+                        // Both ends are inclusive: one request per time is exact.
+                        backfill_request: chunk
+                            .iter()
+                            .map(|t| BackfillRequest {
+                                start_time: Some(stamp(t)),
+                                end_time: Some(stamp(t)),
+                                overlap_policy: ScheduleOverlapPolicy::BufferAll as i32,
+                            })
+                            .collect(),
+                        ..Default::default()
+                    }),
+                    identity: self.settings.identity.clone(),
+                    request_id: uuid::Uuid::new_v4().to_string(),
+                });
+                WorkflowService::patch_schedule(&mut client, request).await?;
+                Ok(())
+            })
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// The schedule's own nominal times in `[start, end]`.
+    pub async fn matching_times(
+        &self,
+        schedule_id: &str,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+    ) -> Result<Vec<DateTime<Utc>>, GatewayError> {
+        self.bounded(async {
+            let mut client = self.client().await?;
+            let request = self.request(ListScheduleMatchingTimesRequest {
+                namespace: self.settings.namespace.clone(),
+                schedule_id: schedule_id.to_owned(),
+                start_time: Some(prost_wkt_types::Timestamp {
+                    seconds: start.timestamp(),
+                    nanos: start.timestamp_subsec_nanos() as i32,
+                }),
+                end_time: Some(prost_wkt_types::Timestamp {
+                    seconds: end.timestamp(),
+                    nanos: end.timestamp_subsec_nanos() as i32,
+                }),
+            });
+            let response = WorkflowService::list_schedule_matching_times(&mut client, request)
+                .await?
+                .into_inner();
+            Ok(response.start_time.iter().filter_map(timestamp).collect())
         })
         .await
     }

@@ -14,10 +14,12 @@ pub struct PrepareScheduledRun {
     pub scheduled_for: DateTime<Utc>,
 }
 
-/// The answer: a run to start, or why there is none.
+/// The answer: a run to start (under `workflow_id`, which for a compressed
+/// fire is the latest due nominal time's), or why there is none.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Prepared {
     pub run: Option<RunInput>,
+    pub workflow_id: Option<String>,
     pub reason: Option<String>,
 }
 

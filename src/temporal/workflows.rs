@@ -107,14 +107,13 @@ impl LaunchScheduledRunWorkflow {
                 bookkeeping(),
             )
             .await?;
-        let Some(run) = prepared.run else {
+        let (Some(run), Some(workflow_id)) = (prepared.run, prepared.workflow_id) else {
             return Ok(LaunchResult {
                 workflow_id: None,
                 outcome: "skipped".into(),
                 detail: prepared.reason,
             });
         };
-        let workflow_id = ids::scheduled_run_workflow_id(input.activity_id, scheduled_for);
         match ctx
             .start_child_workflow(
                 RunActivityWorkflow::run,

@@ -1,0 +1,229 @@
+//! The misfire rule (PRODUCT.md section 3), applied by the launcher when a
+//! fire actually runs. Pure: the caller supplies `now` and history.
+
+use chrono::{DateTime, Utc};
+
+use super::trigger::{MisfirePolicy, ScheduledTrigger};
+use super::window::{nominal_times_between, previous_nominal};
+
+/// Why a nominal time has no execution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    Misfire,
+    CatchupLimit,
+    Compressed,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Misfire => "misfire",
+            Self::CatchupLimit => "catchup_limit",
+            Self::Compressed => "compressed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Run this fire, covering `[window_start, scheduled_for)`.
+    Run { window_start: Option<DateTime<Utc>> },
+    /// Do not run this fire.
+    Skip(SkipReason),
+    /// Do not run this fire; run ONE run for `latest` instead, covering
+    /// `[window_start, latest)`.
+    Compress {
+        latest: DateTime<Utc>,
+        window_start: Option<DateTime<Utc>>,
+    },
+}
+
+/// The facts the rule needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Fire {
+    pub scheduled_for: DateTime<Utc>,
+    pub now: DateTime<Utc>,
+    /// End of the last window that a run covered (compress widens from here).
+    pub last_window_end: Option<DateTime<Utc>>,
+    /// Asked for explicitly (a backfill, or a resume's catch-up): runs
+    /// whatever its lateness.
+    pub requested: bool,
+}
+
+/// Compress widens a window back to where the last covered window ended.
+fn compress_window(
+    previous: Option<DateTime<Utc>>,
+    last_end: Option<DateTime<Utc>>,
+) -> Option<DateTime<Utc>> {
+    match (previous, last_end) {
+        (Some(p), Some(e)) if e < p => Some(e),
+        (p, _) => p,
+    }
+}
+
+pub fn decide(trigger: &ScheduledTrigger, fire: Fire) -> Decision {
+    let previous = previous_nominal(&trigger.cadence, fire.scheduled_for);
+    let policy = trigger.misfire_policy;
+    if fire.requested {
+        let window_start = match policy {
+            MisfirePolicy::Compress => compress_window(previous, fire.last_window_end),
+            _ => previous,
+        };
+        return Decision::Run { window_start };
+    }
+    match policy {
+        MisfirePolicy::Skip => {
+            let late = fire.now - fire.scheduled_for;
+            if late <= trigger.misfire_grace.as_chrono() {
+                Decision::Run {
+                    window_start: previous,
+                }
+            } else {
+                Decision::Skip(SkipReason::Misfire)
+            }
+        }
+        MisfirePolicy::Catchup => {
+            let limit = trigger.catchup_limit.get() as usize;
+            let behind =
+                nominal_times_between(&trigger.cadence, fire.scheduled_for, fire.now, limit).len();
+            if behind < limit {
+                Decision::Run {
+                    window_start: previous,
+                }
+            } else {
+                Decision::Skip(SkipReason::CatchupLimit)
+            }
+        }
+        MisfirePolicy::Compress => {
+            let due =
+                nominal_times_between(&trigger.cadence, fire.scheduled_for, fire.now, 1_000_000);
+            match due.last() {
+                None => Decision::Run {
+                    window_start: compress_window(previous, fire.last_window_end),
+                },
+                Some(&latest) => Decision::Compress {
+                    latest,
+                    window_start: compress_window(previous, fire.last_window_end),
+                },
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::duration::IsoDuration;
+    use crate::domain::trigger::{Cadence, CatchupLimit};
+    use chrono::TimeZone;
+
+    fn trigger(policy: MisfirePolicy, limit: i64) -> ScheduledTrigger {
+        ScheduledTrigger {
+            cadence: Cadence::Interval {
+                every: IsoDuration::from_secs(10),
+            },
+            misfire_policy: policy,
+            catchup_limit: CatchupLimit::new(limit).unwrap(),
+            misfire_grace: IsoDuration::from_secs(5),
+            start_at: None,
+            end_at: None,
+            jitter: None,
+        }
+    }
+
+    fn t(s: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(1_767_225_600 + s, 0).unwrap()
+    }
+
+    fn fire(scheduled: i64, now: i64, last_end: Option<i64>) -> Fire {
+        Fire {
+            scheduled_for: t(scheduled),
+            now: t(now),
+            last_window_end: last_end.map(t),
+            requested: false,
+        }
+    }
+
+    #[test]
+    fn skip_runs_within_grace_only() {
+        let tr = trigger(MisfirePolicy::Skip, 10);
+        assert_eq!(
+            decide(&tr, fire(100, 104, None)),
+            Decision::Run {
+                window_start: Some(t(90))
+            }
+        );
+        assert_eq!(
+            decide(&tr, fire(100, 106, None)),
+            Decision::Skip(SkipReason::Misfire)
+        );
+        let requested = Fire {
+            requested: true,
+            ..fire(100, 500, None)
+        };
+        assert_eq!(
+            decide(&tr, requested),
+            Decision::Run {
+                window_start: Some(t(90))
+            }
+        );
+    }
+
+    #[test]
+    fn catchup_runs_the_most_recent_limit() {
+        let tr = trigger(MisfirePolicy::Catchup, 3);
+        // now = 150: nominal times after 100 are 110..150 (5 of them).
+        assert_eq!(
+            decide(&tr, fire(100, 150, None)),
+            Decision::Skip(SkipReason::CatchupLimit)
+        );
+        assert_eq!(
+            decide(&tr, fire(110, 150, None)),
+            Decision::Skip(SkipReason::CatchupLimit)
+        );
+        assert_eq!(
+            decide(&tr, fire(120, 150, None)),
+            Decision::Skip(SkipReason::CatchupLimit)
+        );
+        // The three most recent (130, 140, 150) run.
+        assert_eq!(
+            decide(&tr, fire(130, 150, None)),
+            Decision::Run {
+                window_start: Some(t(120))
+            }
+        );
+        assert_eq!(
+            decide(&tr, fire(150, 151, None)),
+            Decision::Run {
+                window_start: Some(t(140))
+            }
+        );
+    }
+
+    #[test]
+    fn compress_runs_one_for_the_latest_with_a_widened_window() {
+        let tr = trigger(MisfirePolicy::Compress, 10);
+        // Last covered window ended at 100; fires 110..150 were missed.
+        assert_eq!(
+            decide(&tr, fire(110, 152, Some(100))),
+            Decision::Compress {
+                latest: t(150),
+                window_start: Some(t(100))
+            }
+        );
+        // The fire for the latest itself, on time: a normal run, widened.
+        assert_eq!(
+            decide(&tr, fire(150, 151, Some(100))),
+            Decision::Run {
+                window_start: Some(t(100))
+            }
+        );
+        // No gap: the ordinary window.
+        assert_eq!(
+            decide(&tr, fire(160, 161, Some(150))),
+            Decision::Run {
+                window_start: Some(t(150))
+            }
+        );
+    }
+}

@@ -1,0 +1,488 @@
+//! Misfire policies against the real engine, with 2-second intervals: the
+//! schedule paused, the worker down, backfills, and a timeline that accounts
+//! for every nominal time.
+
+mod common;
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use common::*;
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+async fn app(pool: PgPool) -> TestApp {
+    let server = shared_temporal();
+    let namespace = new_namespace(&server.address()).await;
+    TestApp::spawn(pool, &server.address(), &namespace).await
+}
+
+fn at(v: &Value) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(v.as_str().unwrap_or_default())
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_else(|e| panic!("{e}: {v}"))
+}
+
+async fn create(app: &TestApp, policy: &str, extra: Value) -> String {
+    let mut trigger = json!({"type": "interval", "every": "PT2S", "misfire_policy": policy, "misfire_grace": "PT1S"});
+    if let (Some(t), Some(e)) = (trigger.as_object_mut(), extra.as_object()) {
+        t.extend(e.clone());
+    }
+    app.create(&json!({"name": format!("misfire-{policy}"), "trigger": trigger, "tasks": [{"task_type": "noop"}]}))
+        .await["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Runs by nominal time.
+async fn runs_by_time(app: &TestApp, id: &str) -> BTreeMap<DateTime<Utc>, Value> {
+    app.runs_of(id)
+        .await
+        .into_iter()
+        .filter(|r| !r["scheduled_for"].is_null())
+        .map(|r| (at(&r["scheduled_for"]), r))
+        .collect()
+}
+
+async fn wait_succeeded(app: &TestApp, id: &str, n: usize) {
+    eventually(Duration::from_secs(60), || async {
+        let ok = app
+            .runs_of(id)
+            .await
+            .iter()
+            .filter(|r| r["status"] == "succeeded")
+            .count();
+        (ok >= n).then_some(())
+    })
+    .await;
+}
+
+async fn post(app: &TestApp, path: &str, body: Value) -> (u16, Value) {
+    json(app.post(path, &body).await).await
+}
+
+/// Every nominal time in the range is accounted for.
+async fn check_timeline(
+    app: &TestApp,
+    id: &str,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Vec<Value> {
+    let path = format!(
+        "/v1/activities/{id}/timeline?from={}&to={}",
+        from.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        to.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    );
+    let (status, timeline) = json(app.get(&path).await).await;
+    assert_eq!(status, 200, "{timeline}");
+    let items = timeline["items"].as_array().cloned().unwrap_or_default();
+    let expected = ((to - from).num_seconds() / 2) as usize;
+    assert!(
+        items.len().abs_diff(expected) <= 1,
+        "{} entries for {expected} times",
+        items.len()
+    );
+    for item in &items {
+        let known = ["succeeded", "failed", "running", "skipped", "none"];
+        assert!(
+            known.contains(&item["status"].as_str().unwrap_or_default()),
+            "{item}"
+        );
+        if item["status"] == "none" || item["status"] == "skipped" {
+            let reasons = [
+                "misfire",
+                "catchup_limit",
+                "compressed",
+                "paused",
+                "overlap_skipped",
+                "before_start",
+                "not_yet_fired",
+            ];
+            assert!(
+                reasons.contains(&item["reason"].as_str().unwrap_or_default()),
+                "{item}"
+            );
+        }
+    }
+    items
+}
+
+async fn pause_then_resume(
+    policy: &str,
+    limit: i64,
+    pool: PgPool,
+) -> (TestApp, String, Value, DateTime<Utc>) {
+    let app = app(pool).await;
+    let worker = app.worker(false, Default::default());
+    let id = create(&app, policy, json!({"catchup_limit": limit})).await;
+    wait_succeeded(&app, &id, 1).await;
+    let (status, paused) = post(
+        &app,
+        &format!("/v1/activities/{id}/pause"),
+        json!({"note": "maintenance"}),
+    )
+    .await;
+    assert_eq!(
+        (status, paused["paused"].clone()),
+        (200, json!(true)),
+        "{paused}"
+    );
+    let (_, schedule) = json(app.get(&format!("/v1/activities/{id}/schedule")).await).await;
+    assert_eq!(schedule["paused"], true);
+    assert_eq!(schedule["note"], "maintenance");
+    let paused_at = Utc::now();
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let (status, resumed) = post(&app, &format!("/v1/activities/{id}/resume"), json!({})).await;
+    assert_eq!(status, 200, "{resumed}");
+    assert_eq!(resumed["paused"], false);
+    let missed = resumed["missed"].as_array().cloned().unwrap_or_default();
+    assert!(missed.len() >= 5, "{resumed}");
+    // Let whatever the resume asked for run.
+    let backfilled: Vec<DateTime<Utc>> = missed
+        .iter()
+        .filter(|m| m["action"] == "backfilled")
+        .map(|m| at(&m["scheduled_for"]))
+        .collect();
+    eventually(Duration::from_secs(60), || async {
+        let runs = runs_by_time(&app, &id).await;
+        backfilled
+            .iter()
+            .all(|t| runs.get(t).is_some_and(|r| r["status"] == "succeeded"))
+            .then_some(())
+    })
+    .await;
+    worker.stop().await;
+    (app, id, resumed, paused_at)
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn skip_runs_nothing_missed_while_paused(pool: PgPool) {
+    let (app, id, resumed, paused_at) = pause_then_resume("skip", 10, pool).await;
+    let missed = resumed["missed"].as_array().cloned().unwrap_or_default();
+    assert!(
+        missed
+            .iter()
+            .all(|m| m["action"] == "skipped" && m["reason"] == "paused"),
+        "{resumed}"
+    );
+    let runs = runs_by_time(&app, &id).await;
+    for m in &missed {
+        assert!(
+            !runs.contains_key(&at(&m["scheduled_for"])),
+            "a paused time ran: {m}"
+        );
+    }
+    let items = check_timeline(
+        &app,
+        &id,
+        paused_at + chrono::Duration::seconds(2),
+        paused_at + chrono::Duration::seconds(10),
+    )
+    .await;
+    assert!(items.iter().all(|i| i["reason"] == "paused"), "{items:?}");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn catchup_backfills_the_most_recent_limit_after_a_pause(pool: PgPool) {
+    let (app, id, resumed, paused_at) = pause_then_resume("catchup", 3, pool).await;
+    let missed = resumed["missed"].as_array().cloned().unwrap_or_default();
+    let run: Vec<&Value> = missed
+        .iter()
+        .filter(|m| m["action"] == "backfilled")
+        .collect();
+    let skipped: Vec<&Value> = missed.iter().filter(|m| m["action"] == "skipped").collect();
+    assert_eq!(run.len(), 3, "{resumed}");
+    assert!(skipped.iter().all(|m| m["reason"] == "catchup_limit"));
+    // The three run are the most recent, oldest first after the skipped ones.
+    let newest_skipped = skipped.iter().map(|m| at(&m["scheduled_for"])).max();
+    assert!(
+        run.iter()
+            .all(|m| Some(at(&m["scheduled_for"])) > newest_skipped)
+    );
+    let runs = runs_by_time(&app, &id).await;
+    for m in &run {
+        let t = at(&m["scheduled_for"]);
+        let r = &runs[&t];
+        assert_eq!(r["workflow_id"], m["workflow_id"]);
+        assert_eq!(r["status"], "succeeded");
+        assert_eq!((t - at(&r["window_start"])).num_seconds(), 2, "{r}");
+    }
+    for m in &skipped {
+        let r = &runs[&at(&m["scheduled_for"])];
+        assert_eq!(
+            (r["status"].clone(), r["skip_reason"].clone()),
+            (json!("skipped"), json!("catchup_limit"))
+        );
+    }
+    check_timeline(
+        &app,
+        &id,
+        paused_at - chrono::Duration::seconds(4),
+        paused_at + chrono::Duration::seconds(12),
+    )
+    .await;
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn compress_runs_one_widened_run_after_a_pause(pool: PgPool) {
+    let (app, id, resumed, paused_at) = pause_then_resume("compress", 10, pool).await;
+    let missed = resumed["missed"].as_array().cloned().unwrap_or_default();
+    let run: Vec<&Value> = missed
+        .iter()
+        .filter(|m| m["action"] == "backfilled")
+        .collect();
+    assert_eq!(run.len(), 1, "{resumed}");
+    assert!(
+        missed
+            .iter()
+            .filter(|m| m["action"] == "skipped")
+            .all(|m| m["reason"] == "compressed")
+    );
+    let runs = runs_by_time(&app, &id).await;
+    let latest = at(&run[0]["scheduled_for"]);
+    let widened = &runs[&latest];
+    // The window reaches back to where the last run before the pause ended.
+    let before: Vec<&Value> = runs
+        .values()
+        .filter(|r| r["status"] == "succeeded" && at(&r["scheduled_for"]) <= paused_at)
+        .collect();
+    let last_end = before.iter().map(|r| at(&r["window_end"])).max();
+    assert_eq!(Some(at(&widened["window_start"])), last_end, "{widened}");
+    assert!((latest - at(&widened["window_start"])).num_seconds() >= 10);
+    check_timeline(
+        &app,
+        &id,
+        paused_at - chrono::Duration::seconds(4),
+        paused_at + chrono::Duration::seconds(12),
+    )
+    .await;
+}
+
+async fn worker_outage(
+    policy: &str,
+    limit: i64,
+    pool: PgPool,
+) -> (TestApp, String, DateTime<Utc>, DateTime<Utc>) {
+    let app = app(pool).await;
+    let worker = app.worker(false, Default::default());
+    let id = create(&app, policy, json!({"catchup_limit": limit})).await;
+    wait_succeeded(&app, &id, 1).await;
+    let down = Utc::now();
+    worker.stop().await;
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let up = Utc::now();
+    let worker = app.worker(false, Default::default());
+    // Normal runs resume after the outage.
+    eventually(Duration::from_secs(60), || async {
+        let runs = runs_by_time(&app, &id).await;
+        runs.iter()
+            .any(|(t, r)| *t > up + chrono::Duration::seconds(2) && r["status"] == "succeeded")
+            .then_some(())
+    })
+    .await;
+    let (_, _) = json(
+        app.patch(&format!("/v1/activities/{id}"), &json!({"enabled": false}))
+            .await,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    worker.stop().await;
+    (app, id, down, up)
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn skip_drops_fires_missed_while_the_worker_was_down(pool: PgPool) {
+    let (app, id, down, up) = worker_outage("skip", 10, pool).await;
+    let runs = runs_by_time(&app, &id).await;
+    // The one fire that waited in the queue (the first after the worker's
+    // last pickup, which may be a tick before `down`) ran too late: skipped,
+    // misfire. Every other fire of the outage was dropped by Temporal.
+    let during: Vec<&Value> = runs
+        .range(down - chrono::Duration::seconds(2)..up)
+        .map(|(_, r)| r)
+        .collect();
+    let all: Vec<String> = runs
+        .iter()
+        .map(|(t, r)| format!("{t} {} {}", r["status"], r["skip_reason"]))
+        .collect();
+    assert_eq!(
+        during
+            .iter()
+            .filter(|r| r["skip_reason"] == "misfire")
+            .count(),
+        1,
+        "down {down} up {up}: {all:#?}"
+    );
+    assert!(
+        during.iter().all(|r| r["status"] != "succeeded"),
+        "{during:?}"
+    );
+    let (_, schedule) = json(app.get(&format!("/v1/activities/{id}/schedule")).await).await;
+    assert!(
+        schedule["overlap_skipped"].as_i64().unwrap_or(0) >= 3,
+        "{schedule}"
+    );
+    let items = check_timeline(&app, &id, down + chrono::Duration::seconds(2), up).await;
+    assert!(items.iter().all(|i| i["status"] != "succeeded"));
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn catchup_runs_the_most_recent_limit_after_a_worker_outage(pool: PgPool) {
+    let (app, id, down, up) = worker_outage("catchup", 3, pool).await;
+    let runs = runs_by_time(&app, &id).await;
+    let during: Vec<(&DateTime<Utc>, &Value)> = runs.range(down..up).collect();
+    assert!(during.len() >= 5, "{during:?}");
+    let ran: Vec<DateTime<Utc>> = during
+        .iter()
+        .filter(|(_, r)| r["status"] == "succeeded")
+        .map(|(t, _)| **t)
+        .collect();
+    let skipped: Vec<DateTime<Utc>> = during
+        .iter()
+        .filter(|(_, r)| r["skip_reason"] == "catchup_limit")
+        .map(|(t, _)| **t)
+        .collect();
+    assert_eq!(ran.len() + skipped.len(), during.len(), "{during:?}");
+    assert!(!skipped.is_empty());
+    // What ran is the most recent (the buffer is worked through oldest first).
+    assert!(
+        ran.iter().all(|t| skipped.iter().all(|s| s < t)),
+        "{ran:?} {skipped:?}"
+    );
+    assert!(ran.len() <= 3, "{ran:?}");
+    check_timeline(&app, &id, down, up).await;
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn compress_covers_a_worker_outage_with_one_run(pool: PgPool) {
+    let (app, id, down, up) = worker_outage("compress", 10, pool).await;
+    let runs = runs_by_time(&app, &id).await;
+    let last_before = runs
+        .range(..down)
+        .filter(|(_, r)| r["status"] == "succeeded")
+        .map(|(_, r)| at(&r["window_end"]))
+        .max();
+    // Exactly one run covers the outage, its window reaching back to the last
+    // window before it; the other outage fires are skipped as compressed.
+    let covering: Vec<&Value> = runs
+        .values()
+        .filter(|r| {
+            r["status"] == "succeeded"
+                && Some(at(&r["window_start"])) == last_before
+                && at(&r["scheduled_for"]) > down
+        })
+        .collect();
+    assert_eq!(covering.len(), 1, "{runs:?}");
+    assert!(
+        (at(&covering[0]["window_end"]) - at(&covering[0]["window_start"])).num_seconds() >= 10
+    );
+    let reasons: HashSet<String> = runs
+        .range(down..up)
+        .filter(|(_, r)| r["status"] == "skipped")
+        .map(|(_, r)| r["skip_reason"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(reasons.iter().all(|r| r == "compressed"), "{reasons:?}");
+    check_timeline(&app, &id, down, up).await;
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn backfill_runs_only_the_missing_times(pool: PgPool) {
+    let app = app(pool).await;
+    let worker = app.worker(false, Default::default());
+    let created = app
+        .create(&activity_with(
+            json!({"type": "interval", "every": "PT1H", "misfire_policy": "skip"}),
+        ))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    let now = Utc::now().timestamp();
+    let hour = DateTime::from_timestamp(now - now.rem_euclid(3600), 0).unwrap_or_default();
+    let h = |n: i64| hour - chrono::Duration::hours(n);
+    let range =
+        |from: i64, to: i64| json!({"start": h(from).to_rfc3339(), "end": h(to).to_rfc3339()});
+
+    let (status, first) = post(&app, &format!("/v1/activities/{id}/backfill"), range(3, 0)).await;
+    assert_eq!(status, 202, "{first}");
+    let actions: Vec<&str> = first["times"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|x| x["action"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(actions, vec!["backfilled"; 3]);
+    eventually(Duration::from_secs(60), || async {
+        (runs_by_time(&app, &id)
+            .await
+            .values()
+            .filter(|r| r["status"] == "succeeded")
+            .count()
+            == 3)
+            .then_some(())
+    })
+    .await;
+
+    // A wider range that partly ran: only the missing times run.
+    let (_, second) = post(&app, &format!("/v1/activities/{id}/backfill"), range(5, 0)).await;
+    let by_action = |v: &Value, a: &str| {
+        v["times"]
+            .as_array()
+            .map(|t| t.iter().filter(|x| x["action"] == a).count())
+            .unwrap_or(0)
+    };
+    assert_eq!(
+        (
+            by_action(&second, "backfilled"),
+            by_action(&second, "duplicate")
+        ),
+        (2, 3),
+        "{second}"
+    );
+    eventually(Duration::from_secs(60), || async {
+        (runs_by_time(&app, &id)
+            .await
+            .values()
+            .filter(|r| r["status"] == "succeeded")
+            .count()
+            == 5)
+            .then_some(())
+    })
+    .await;
+    // The same backfill again runs nothing.
+    let (_, third) = post(&app, &format!("/v1/activities/{id}/backfill"), range(5, 0)).await;
+    assert_eq!(
+        (
+            by_action(&third, "backfilled"),
+            by_action(&third, "duplicate")
+        ),
+        (0, 5),
+        "{third}"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let runs = runs_by_time(&app, &id).await;
+    assert_eq!(runs.len(), 5);
+    for (t, r) in &runs {
+        assert_eq!(
+            r["workflow_id"],
+            format!("activity-{id}:{}", t.format("%Y-%m-%dT%H:%M:%S+00:00"))
+        );
+        assert_eq!((*t - at(&r["window_start"])).num_seconds(), 3600);
+    }
+
+    // Bad ranges are problems.
+    for (body, field) in [
+        (json!({"start": "x", "end": h(0).to_rfc3339()}), "start"),
+        (
+            json!({"start": h(0).to_rfc3339(), "end": h(1).to_rfc3339()}),
+            "end",
+        ),
+        (
+            json!({"start": h(2000).to_rfc3339(), "end": h(0).to_rfc3339()}),
+            "end",
+        ),
+    ] {
+        let (status, problem) = post(&app, &format!("/v1/activities/{id}/backfill"), body).await;
+        assert_eq!(status, 422, "{problem}");
+        assert_eq!(problem["errors"][0]["field"], field);
+    }
+    worker.stop().await;
+}
