@@ -5,9 +5,12 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::http::HeaderValue;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use tokio::net::TcpListener;
+use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
@@ -58,21 +61,91 @@ async fn not_found() -> ApiError {
     ApiError::NotFound("route")
 }
 
+/// HTTP-level settings of the router.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub body_limit: usize,
+    /// Origins allowed to call the API from a browser; none by default.
+    pub cors_origins: Vec<String>,
+    /// Requests handled at once; more wait their turn.
+    pub max_concurrency: usize,
+}
+
+impl HttpOptions {
+    pub fn new(body_limit: usize) -> Self {
+        Self {
+            body_limit,
+            cors_origins: vec![],
+            max_concurrency: 1024,
+        }
+    }
+}
+
 /// The whole HTTP surface: documented API routes, the spec, Swagger UI.
 pub fn build_router(state: AppState, body_limit: usize) -> Router {
+    build_router_with(state, &HttpOptions::new(body_limit))
+}
+
+/// A request span keyed by the matched route (low cardinality) and the request ID.
+fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".into());
+    let request_id = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-")
+        .to_owned();
+    tracing::info_span!("request", method = %request.method(), %route, %request_id)
+}
+
+pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
+    let body_limit = options.body_limit;
     let (api_router, _) = api::router().split_for_parts();
     let api_router = api_router
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .with_state(state);
-    Router::new()
+    let router = Router::new()
         .route("/openapi.json", axum::routing::get(openapi_json))
         .merge(SwaggerUi::new("/swagger-ui").config(Config::from("/openapi.json")))
         .merge(api_router)
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
-        .layer(axum::Extension(BodyLimit(body_limit)))
-        .layer(TraceLayer::new_for_http())
+        .layer(axum::Extension(BodyLimit(body_limit)));
+    let router = if options.cors_origins.is_empty() {
+        router
+    } else {
+        let origins: Vec<HeaderValue> = options
+            .cors_origins
+            .iter()
+            .filter_map(|o| HeaderValue::from_str(o.trim()).ok())
+            .collect();
+        router.layer(
+            CorsLayer::new()
+                .allow_origin(AllowOrigin::list(origins))
+                .allow_methods(AllowMethods::mirror_request())
+                .allow_headers(AllowHeaders::mirror_request())
+                .expose_headers([header::ETAG, header::LOCATION, X_REQUEST_ID.clone()]),
+        )
+    };
+    // Outermost first: a request ID is set (or kept), the span carries it,
+    // and the response echoes it.
+    router
+        .layer(PropagateRequestIdLayer::new(X_REQUEST_ID.clone()))
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(SetRequestIdLayer::new(
+            X_REQUEST_ID.clone(),
+            MakeRequestUuid,
+        ))
+        .layer(tower::limit::ConcurrencyLimitLayer::new(
+            options.max_concurrency.max(1),
+        ))
 }
+
+static X_REQUEST_ID: axum::http::HeaderName = axum::http::HeaderName::from_static("x-request-id");
 
 /// Serves until `shutdown` resolves, then finishes in-flight requests.
 pub async fn serve(
@@ -164,7 +237,7 @@ async fn run_service(command: Command, settings: Settings) -> anyhow::Result<()>
             swagger_ui = %format!("http://{addr}/swagger-ui/"),
             "listening"
         );
-        let router = build_router(state.clone(), settings.body_limit);
+        let router = build_router_with(state.clone(), &settings.http());
         let shutdown = stopped();
         tasks.spawn(async move {
             serve(listener, router, shutdown)

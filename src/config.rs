@@ -99,6 +99,19 @@ pub struct Settings {
     )]
     pub db_max_connections: u32,
 
+    /// Browser origins allowed to call the API (comma-separated); none by default.
+    #[arg(long, env = "ACP_CORS_ORIGINS", value_delimiter = ',', global = true)]
+    pub cors_origins: Vec<String>,
+
+    /// Requests handled at once; more wait their turn.
+    #[arg(
+        long,
+        env = "ACP_MAX_CONCURRENCY",
+        default_value_t = 1024,
+        global = true
+    )]
+    pub max_concurrency: usize,
+
     /// Let webhooks reach loopback, private and link-local addresses (SSRF guard off).
     #[arg(
         long,
@@ -142,6 +155,14 @@ impl Settings {
         })
     }
 
+    pub fn http(&self) -> crate::app::HttpOptions {
+        crate::app::HttpOptions {
+            body_limit: self.body_limit,
+            cors_origins: self.cors_origins.clone(),
+            max_concurrency: self.max_concurrency,
+        }
+    }
+
     pub fn reconcile_interval(&self) -> Duration {
         Duration::from_secs_f64(self.reconcile_interval_secs.clamp(0.1, 3600.0))
     }
@@ -176,6 +197,8 @@ impl std::fmt::Debug for Settings {
             .field("reconcile_interval_secs", &self.reconcile_interval_secs)
             .field("temporal_timeout_ms", &self.temporal_timeout_ms)
             .field("db_max_connections", &self.db_max_connections)
+            .field("cors_origins", &self.cors_origins)
+            .field("max_concurrency", &self.max_concurrency)
             .field("webhook_allow_internal", &self.webhook_allow_internal)
             .field("log_format", &self.log_format)
             .finish()
