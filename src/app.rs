@@ -112,6 +112,7 @@ pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
         .route("/openapi.json", axum::routing::get(openapi_json))
         .merge(SwaggerUi::new("/swagger-ui").config(Config::from("/openapi.json")))
         .merge(api_router)
+        .route_layer(axum::middleware::from_fn(crate::metrics::track))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::Extension(BodyLimit(body_limit)));
@@ -216,6 +217,7 @@ pub async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
 
 async fn run_service(command: Command, settings: Settings) -> anyhow::Result<()> {
     tracing::info!(?settings, ?command, "starting");
+    crate::metrics::set_activity_label(settings.metrics_activity_label);
     let state = build_state(&settings)?;
     if command == Command::Serve {
         migrate_with_retry(&state, &settings).await?;

@@ -112,6 +112,10 @@ pub struct Settings {
     )]
     pub max_concurrency: usize,
 
+    /// Label run metrics with the activity ID (turn off for very many activities).
+    #[arg(long, env = "ACP_METRICS_ACTIVITY_LABEL", default_value_t = true, action = clap::ArgAction::Set, global = true)]
+    pub metrics_activity_label: bool,
+
     /// Let webhooks reach loopback, private and link-local addresses (SSRF guard off).
     #[arg(
         long,
@@ -197,6 +201,7 @@ impl std::fmt::Debug for Settings {
             .field("reconcile_interval_secs", &self.reconcile_interval_secs)
             .field("temporal_timeout_ms", &self.temporal_timeout_ms)
             .field("db_max_connections", &self.db_max_connections)
+            .field("metrics_activity_label", &self.metrics_activity_label)
             .field("cors_origins", &self.cors_origins)
             .field("max_concurrency", &self.max_concurrency)
             .field("webhook_allow_internal", &self.webhook_allow_internal)

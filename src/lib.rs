@@ -7,6 +7,7 @@ pub mod cli;
 pub mod config;
 pub mod domain;
 pub mod error;
+pub mod metrics;
 pub mod reconcile;
 pub mod router;
 pub mod store;

@@ -66,6 +66,11 @@ pub async fn sync_activity(
             (SyncState::Pending, Some(err.to_string()), None)
         }
     };
+    if matches!(state, SyncState::Pending | SyncState::Error) {
+        crate::metrics::SYNC_FAILURES
+            .with_label_values(&[state.as_str()])
+            .inc();
+    }
     let token = view.as_ref().map(|v| v.conflict_token.as_slice());
     store
         .record_sync(
@@ -143,6 +148,9 @@ impl Reconciler {
             report.orphans_deleted = self.delete_orphans(&owned).await;
         }
         lock_tx.commit().await?;
+        crate::metrics::RECONCILE_DURATION
+            .with_label_values::<&str>(&[])
+            .observe(started.elapsed().as_secs_f64());
         tracing::info!(
             checked = report.checked,
             synced = report.synced,

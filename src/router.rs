@@ -131,6 +131,9 @@ impl EventRouter {
             } else {
                 self.start(&record, &dispatch).await?
             };
+            crate::metrics::DISPATCHES
+                .with_label_values(&[outcome.as_str()])
+                .inc();
             dispatches.push(DispatchResult {
                 activity_id: subscriber.id,
                 workflow_id,

@@ -84,3 +84,12 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readines
         }),
     )
 }
+
+/// Prometheus metrics: HTTP requests and latency by matched route, runs by
+/// activity and status, skipped fires by reason, event dispatches by outcome,
+/// schedule sync failures, reconcile duration, worker task latency.
+#[utoipa::path(get, path = "/metrics", tag = "health",
+    responses((status = 200, description = "Prometheus text format", body = String, content_type = "text/plain")))]
+pub async fn metrics() -> axum::response::Response {
+    crate::metrics::render().await
+}

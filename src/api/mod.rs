@@ -57,4 +57,5 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(events::get_event))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
+        .routes(routes!(health::metrics))
 }

@@ -280,6 +280,7 @@ impl RunStore {
     }
 
     /// Ends a run, by key. A run already ended keeps its first ending.
+    /// Returns the run's activity when this call ended it.
     pub async fn finish_run(
         &self,
         run_id: Uuid,
@@ -287,20 +288,20 @@ impl RunStore {
         error: Option<&str>,
         succeeded: i32,
         failed: i32,
-    ) -> StoreResult<()> {
-        sqlx::query(
+    ) -> StoreResult<Option<Uuid>> {
+        let ended: Option<(Uuid,)> = sqlx::query_as(
             "UPDATE activity_runs SET status = $2, error = $3, tasks_succeeded = $4, tasks_failed = $5,
                  finished_at = now()
-             WHERE run_id = $1 AND status = 'running'",
+             WHERE run_id = $1 AND status = 'running' RETURNING activity_id",
         )
         .bind(run_id)
         .bind(status.as_str())
         .bind(error)
         .bind(succeeded)
         .bind(failed)
-        .execute(&self.pool)
+        .fetch_optional(&self.pool)
         .await?;
-        Ok(())
+        Ok(ended.map(|e| e.0))
     }
 
     /// Upserts a task instance as started.

@@ -96,6 +96,9 @@ impl ExecutionActivities {
             definition_version: activity.version,
         };
         let skip = async |reason: SkipReason| -> Result<(), ActivityError> {
+            crate::metrics::SKIPPED_FIRES
+                .with_label_values(&[reason.as_str()])
+                .inc();
             let workflow_id = ids::scheduled_run_workflow_id(activity.id, input.scheduled_for);
             self.runs
                 .insert_skipped(
@@ -317,7 +320,8 @@ impl ExecutionActivities {
             RunStatus::Running => RunStatus::Failed,
             other => other,
         };
-        self.runs
+        let ended = self
+            .runs
             .finish_run(
                 input.run_id,
                 status,
@@ -326,6 +330,14 @@ impl ExecutionActivities {
                 input.failed as i32,
             )
             .await?;
+        if let Some(activity_id) = ended {
+            crate::metrics::RUNS
+                .with_label_values(&[
+                    &crate::metrics::activity_label(&activity_id),
+                    status.as_str(),
+                ])
+                .inc();
+        }
         Ok(())
     }
 }
