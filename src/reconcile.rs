@@ -151,7 +151,17 @@ impl Reconciler {
         crate::metrics::RECONCILE_DURATION
             .with_label_values::<&str>(&[])
             .observe(started.elapsed().as_secs_f64());
-        tracing::info!(
+        // Every few seconds: quiet unless it did something.
+        let level_info = report.failed > 0 || report.orphans_deleted > 0;
+        if level_info {
+            tracing::info!(
+                checked = report.checked,
+                failed = report.failed,
+                orphans_deleted = report.orphans_deleted,
+                "reconcile pass found work"
+            );
+        }
+        tracing::debug!(
             checked = report.checked,
             synced = report.synced,
             failed = report.failed,
