@@ -219,9 +219,22 @@ async fn backfilling_an_already_run_time_is_a_duplicate(pool: PgPool) {
     assert_eq!(run["workflow_id"], expected);
 
     // The same nominal time again: a second launcher runs, finds the contract
-    // ID taken, and reports a duplicate. Still one run.
-    backfill(&mut client).await;
+    // ID taken, and reports a duplicate. Still one run. (Wait for the first
+    // launcher to close: the schedule cannot start a second one under the
+    // same launcher ID while the first still runs.)
     let launcher_id = format!("launcher-{id}-{}", nominal.format("%Y-%m-%dT%H:%M:%SZ"));
+    eventually(Duration::from_secs(60), || async {
+        (executions_matching(
+            &app,
+            &format!("WorkflowId = '{launcher_id}' AND ExecutionStatus = 'Completed'"),
+        )
+        .await
+        .len()
+            == 1)
+            .then_some(())
+    })
+    .await;
+    backfill(&mut client).await;
     let outcomes = eventually(Duration::from_secs(60), || async {
         let runs = executions(&app, &launcher_id).await;
         if runs.len() < 2 {
