@@ -43,6 +43,10 @@ async fn trigger(app: &TestApp, id: &str, key: Option<&str>) -> (u16, Value) {
 
 /// Every execution of a workflow ID, as Temporal's visibility lists them.
 async fn executions(app: &TestApp, workflow_id: &str) -> Vec<WorkflowExecution> {
+    executions_matching(app, &format!("WorkflowId = '{workflow_id}'")).await
+}
+
+async fn executions_matching(app: &TestApp, query: &str) -> Vec<WorkflowExecution> {
     let mut client = app
         .state
         .gateway
@@ -51,7 +55,7 @@ async fn executions(app: &TestApp, workflow_id: &str) -> Vec<WorkflowExecution> 
         .unwrap_or_else(|e| panic!("{e}"));
     let request = ListWorkflowExecutionsRequest {
         namespace: app.namespace.clone(),
-        query: format!("WorkflowId = '{workflow_id}'"),
+        query: query.to_owned(),
         page_size: 100,
         ..Default::default()
     };
