@@ -17,7 +17,7 @@ use temporalio_common::protos::temporal::api::enums::v1::{EventType, ScheduleOve
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 use temporalio_common::protos::temporal::api::schedule::v1::{BackfillRequest, SchedulePatch};
 use temporalio_common::protos::temporal::api::workflowservice::v1::{
-    GetWorkflowExecutionHistoryRequest, ListWorkflowExecutionsRequest, PatchScheduleRequest,
+    GetWorkflowExecutionHistoryRequest, PatchScheduleRequest,
 };
 use tonic::IntoRequest;
 
@@ -39,34 +39,6 @@ async fn trigger(app: &TestApp, id: &str, key: Option<&str>) -> (u16, Value) {
         request = request.header("idempotency-key", key);
     }
     json(request.send().await.unwrap_or_else(|e| panic!("{e}"))).await
-}
-
-/// Every execution of a workflow ID, as Temporal's visibility lists them.
-async fn executions(app: &TestApp, workflow_id: &str) -> Vec<WorkflowExecution> {
-    executions_matching(app, &format!("WorkflowId = '{workflow_id}'")).await
-}
-
-async fn executions_matching(app: &TestApp, query: &str) -> Vec<WorkflowExecution> {
-    let mut client = app
-        .state
-        .gateway
-        .client()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let request = ListWorkflowExecutionsRequest {
-        namespace: app.namespace.clone(),
-        query: query.to_owned(),
-        page_size: 100,
-        ..Default::default()
-    };
-    WorkflowService::list_workflow_executions(&mut client, request.into_request())
-        .await
-        .unwrap_or_else(|e| panic!("list: {e}"))
-        .into_inner()
-        .executions
-        .into_iter()
-        .filter_map(|e| e.execution)
-        .collect()
 }
 
 async fn history(

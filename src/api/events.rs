@@ -10,7 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::AppState;
-use super::extract::{ApiQuery, JsonBody};
+use super::extract::{ApiQuery, JsonBody, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use crate::domain::FieldError;
 use crate::domain::event::{EventId, EventIdOrigin};
@@ -281,15 +281,6 @@ pub struct ListEventsQuery {
     pub received_before: Option<String>,
 }
 
-fn instant(field: &str, text: Option<&str>) -> ApiResult<Option<DateTime<Utc>>> {
-    text.map(|t| {
-        DateTime::parse_from_rfc3339(t)
-            .map(|d| d.with_timezone(&Utc))
-            .map_err(|_| ApiError::bad_field(field, format!("`{t}` is not an RFC 3339 timestamp")))
-    })
-    .transpose()
-}
-
 /// List events, newest first.
 #[utoipa::path(
     get,
@@ -316,8 +307,8 @@ pub async fn list_events(
     let filter = EventFilter {
         event_type: query.event_type,
         source: query.source,
-        received_from: instant("received_after", query.received_after.as_deref())?,
-        received_to: instant("received_before", query.received_before.as_deref())?,
+        received_from: query_instant("received_after", query.received_after.as_deref())?,
+        received_to: query_instant("received_before", query.received_before.as_deref())?,
     };
     let rows = state.events.events.list(&filter, after, limit + 1).await?;
     Ok(Json(page(

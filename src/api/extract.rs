@@ -271,3 +271,16 @@ where
             .map(|JsonBody(v)| Self(v))
     }
 }
+
+/// An optional RFC 3339 query parameter; a malformed one is a 400 naming it.
+pub fn query_instant(
+    field: &str,
+    text: Option<&str>,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, ApiError> {
+    text.map(|t| {
+        chrono::DateTime::parse_from_rfc3339(t)
+            .map(|d| d.with_timezone(&chrono::Utc))
+            .map_err(|_| ApiError::bad_field(field, format!("`{t}` is not an RFC 3339 timestamp")))
+    })
+    .transpose()
+}

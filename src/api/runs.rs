@@ -8,7 +8,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::AppState;
-use super::extract::{ApiQuery, IdParam, path_uuid};
+use super::extract::{ApiQuery, IdParam, path_uuid, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use crate::domain::run::{Run, RunStatus, RunTrigger, TaskInstance};
 use crate::error::{ApiError, ApiResult, Problem};
@@ -150,15 +150,6 @@ pub struct ActivityRunsQuery {
     pub started_before: Option<String>,
 }
 
-fn instant(field: &str, text: Option<&str>) -> ApiResult<Option<DateTime<Utc>>> {
-    text.map(|t| {
-        DateTime::parse_from_rfc3339(t)
-            .map(|d| d.with_timezone(&Utc))
-            .map_err(|_| ApiError::bad_field(field, format!("`{t}` is not an RFC 3339 timestamp")))
-    })
-    .transpose()
-}
-
 async fn list(state: &AppState, query: ListRunsQuery) -> ApiResult<Page<RunResponse>> {
     let limit = parse_limit(query.limit.as_deref())?;
     let after: Option<(DateTime<Utc>, Uuid)> = query
@@ -182,10 +173,10 @@ async fn list(state: &AppState, query: ListRunsQuery) -> ApiResult<Page<RunRespo
             .as_deref()
             .map(|s| RunTrigger::parse(s).map_err(|m| ApiError::bad_field("trigger_type", m)))
             .transpose()?,
-        scheduled_from: instant("scheduled_after", query.scheduled_after.as_deref())?,
-        scheduled_to: instant("scheduled_before", query.scheduled_before.as_deref())?,
-        started_from: instant("started_after", query.started_after.as_deref())?,
-        started_to: instant("started_before", query.started_before.as_deref())?,
+        scheduled_from: query_instant("scheduled_after", query.scheduled_after.as_deref())?,
+        scheduled_to: query_instant("scheduled_before", query.scheduled_before.as_deref())?,
+        started_from: query_instant("started_after", query.started_after.as_deref())?,
+        started_to: query_instant("started_before", query.started_before.as_deref())?,
     };
     let rows = state.runs.list_runs(&filter, after, limit + 1).await?;
     Ok(page(

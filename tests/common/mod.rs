@@ -485,3 +485,37 @@ pub async fn wait_run_done(app: &TestApp, run_id: &str, deadline: Duration) -> V
     })
     .await
 }
+
+/// Every execution of a workflow ID, as Temporal's visibility lists them.
+pub async fn executions(
+    app: &TestApp,
+    workflow_id: &str,
+) -> Vec<temporalio_common::protos::temporal::api::common::v1::WorkflowExecution> {
+    executions_matching(app, &format!("WorkflowId = '{workflow_id}'")).await
+}
+
+pub async fn executions_matching(
+    app: &TestApp,
+    query: &str,
+) -> Vec<temporalio_common::protos::temporal::api::common::v1::WorkflowExecution> {
+    let mut client = app
+        .state
+        .gateway
+        .client()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let request = temporalio_common::protos::temporal::api::workflowservice::v1::ListWorkflowExecutionsRequest {
+        namespace: app.namespace.clone(),
+        query: query.to_owned(),
+        page_size: 100,
+        ..Default::default()
+    };
+    WorkflowService::list_workflow_executions(&mut client, request.into_request())
+        .await
+        .unwrap_or_else(|e| panic!("list: {e}"))
+        .into_inner()
+        .executions
+        .into_iter()
+        .filter_map(|e| e.execution)
+        .collect()
+}
