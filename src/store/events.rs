@@ -76,9 +76,9 @@ impl EventStore {
         occurred_at: Option<DateTime<Utc>>,
         payload: &serde_json::Value,
     ) -> StoreResult<EventRecord> {
-        sqlx::query(
+        let inserted: Option<EventRecord> = sqlx::query_as(
             "INSERT INTO events (event_id, event_id_origin, event_type, source, occurred_at, payload)
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id) DO NOTHING",
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id) DO NOTHING RETURNING *",
         )
         .bind(event_id)
         .bind(origin)
@@ -86,9 +86,13 @@ impl EventStore {
         .bind(source)
         .bind(occurred_at)
         .bind(Json(payload))
-        .execute(&self.pool)
+        .fetch_optional(&self.pool)
         .await?;
-        self.get(event_id).await
+        // Only a re-delivery pays for the second round trip.
+        match inserted {
+            Some(record) => Ok(record),
+            None => self.get(event_id).await,
+        }
     }
 
     pub async fn get(&self, event_id: &str) -> StoreResult<EventRecord> {
@@ -122,18 +126,23 @@ impl EventStore {
         run_id: Uuid,
         definition_version: i64,
     ) -> StoreResult<Dispatch> {
-        sqlx::query(
-            "INSERT INTO event_dispatches (event_id, activity_id, workflow_id, run_id, state, definition_version)
-             VALUES ($1, $2, $3, $4, 'pending', $5) ON CONFLICT (event_id, activity_id) DO NOTHING",
+        let claimed: Option<Dispatch> = sqlx::query_as(
+            "INSERT INTO event_dispatches AS d (event_id, activity_id, workflow_id, run_id, state, definition_version)
+             VALUES ($1, $2, $3, $4, 'pending', $5) ON CONFLICT (event_id, activity_id) DO NOTHING
+             RETURNING d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state, d.outcome, d.attempts,
+                 d.last_error, d.created_at, d.completed_at, NULL::text AS run_status, d.definition_version",
         )
         .bind(event_id)
         .bind(activity_id)
         .bind(workflow_id)
         .bind(run_id)
         .bind(definition_version)
-        .execute(&self.pool)
+        .fetch_optional(&self.pool)
         .await?;
-        self.dispatch(event_id, activity_id).await
+        match claimed {
+            Some(dispatch) => Ok(dispatch),
+            None => self.dispatch(event_id, activity_id).await,
+        }
     }
 
     pub async fn dispatch(&self, event_id: &str, activity_id: Uuid) -> StoreResult<Dispatch> {
