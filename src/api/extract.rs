@@ -53,7 +53,54 @@ fn field_error(path: &str, message: &str) -> FieldError {
     FieldError::new(field, message)
 }
 
+/// The JSON path of the first string (or key) holding a NUL character:
+/// PostgreSQL cannot store one in `text` or `jsonb`.
+fn find_nul(value: &serde_json::Value, path: &mut String) -> bool {
+    match value {
+        serde_json::Value::String(s) => s.contains('\0'),
+        serde_json::Value::Array(items) => items.iter().enumerate().any(|(i, v)| {
+            let len = path.len();
+            path.push_str(&format!("[{i}]"));
+            let found = find_nul(v, path);
+            if !found {
+                path.truncate(len);
+            }
+            found
+        }),
+        serde_json::Value::Object(map) => map.iter().any(|(k, v)| {
+            let len = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(k);
+            let found = k.contains('\0') || find_nul(v, path);
+            if !found {
+                path.truncate(len);
+            }
+            found
+        }),
+        _ => false,
+    }
+}
+
 pub fn from_json_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // Cheap pre-check: only bodies that spell a NUL escape get the full walk.
+    if bytes.windows(6).any(|w| w.eq_ignore_ascii_case(b"\\u0000"))
+        && let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes)
+    {
+        let mut path = String::new();
+        if find_nul(&value, &mut path) {
+            let field = if path.is_empty() {
+                "body".to_owned()
+            } else {
+                path
+            };
+            return Err(ApiError::bad_field(
+                field,
+                "must not contain the NUL character (\\u0000)",
+            ));
+        }
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|err| {
         let path = err.path().to_string();
@@ -146,6 +193,12 @@ where
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         let query = parts.uri.query().unwrap_or("");
+        if let Some((name, _)) = form_urlencoded_parse(query).find(|(_, v)| v.contains('\0')) {
+            return Err(ApiError::bad_field(
+                name,
+                "must not contain the NUL character",
+            ));
+        }
         let de = serde_urlencoded::Deserializer::new(form_urlencoded_parse(query));
         serde_path_to_error::deserialize(de)
             .map(ApiQuery)
