@@ -59,6 +59,21 @@ async fn sync_and_reload(
     Ok((reloaded, next))
 }
 
+/// After a PUT or PATCH: every change to a definition leaves the row
+/// `pending` (or `not_applicable`), so "not synced" covers both a change and
+/// an earlier sync that did not finish; an unchanged, synced activity costs
+/// Temporal nothing.
+async fn sync_unless_synced(
+    state: &AppState,
+    activity: Activity,
+) -> ApiResult<(Activity, Vec<chrono::DateTime<chrono::Utc>>)> {
+    if activity.sync.state == crate::domain::activity::SyncState::Synced {
+        Ok((activity, vec![]))
+    } else {
+        sync_and_reload(state, activity).await
+    }
+}
+
 fn parse_definition(
     request: ActivityRequest,
 ) -> ApiResult<crate::domain::activity::ActivityDefinition> {
@@ -276,15 +291,8 @@ pub async fn put_activity(
 ) -> ApiResult<Response> {
     let expect = if_match(&headers)?;
     let definition = parse_definition(request)?;
-    let before = state.store.get_any(id).await?.map(|a| a.version);
     let (activity, created) = state.store.put(id, &definition, expect).await?;
-    let changed = before != Some(activity.version);
-    let (activity, next) =
-        if changed || activity.sync.state != crate::domain::activity::SyncState::Synced {
-            sync_and_reload(&state, activity).await?
-        } else {
-            (activity, vec![])
-        };
+    let (activity, next) = sync_unless_synced(&state, activity).await?;
     let status = if created {
         StatusCode::CREATED
     } else {
@@ -349,13 +357,7 @@ pub async fn patch_activity(
         .store
         .replace_at(id, current.version, &definition)
         .await?;
-    let (activity, next) = if activity.version != current.version
-        || activity.sync.state != crate::domain::activity::SyncState::Synced
-    {
-        sync_and_reload(&state, activity).await?
-    } else {
-        (activity, vec![])
-    };
+    let (activity, next) = sync_unless_synced(&state, activity).await?;
     Ok(respond(StatusCode::OK, activity, next))
 }
 

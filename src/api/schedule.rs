@@ -90,6 +90,31 @@ fn check_note(note: &Option<String>) -> ApiResult<()> {
     Ok(())
 }
 
+/// Pauses or resumes a scheduled activity and brings its schedule along.
+/// Returns the activity, since when it had been paused (for a resume), and
+/// the sync outcome.
+async fn set_paused(
+    state: &AppState,
+    id: uuid::Uuid,
+    paused: bool,
+    request: PauseRequest,
+) -> ApiResult<(
+    Activity,
+    Option<DateTime<Utc>>,
+    crate::reconcile::SyncOutcome,
+)> {
+    check_note(&request.note)?;
+    let current = state.store.get(id).await.map_err(not_found)?;
+    scheduled(&current)?;
+    let (activity, paused_since) = state
+        .store
+        .set_paused(id, paused, request.note.as_deref())
+        .await
+        .map_err(not_found)?;
+    let outcome = sync_activity(&state.store, &state.gateway, &state.task_queue, &activity).await?;
+    Ok((activity, paused_since, outcome))
+}
+
 /// Pause the activity's schedule. Fires while paused are dropped by Temporal;
 /// `resume` decides what to do about them.
 #[utoipa::path(
@@ -113,15 +138,7 @@ pub async fn pause_activity(
     IdParam(id): IdParam,
     OptionalJsonBody(request): OptionalJsonBody<PauseRequest>,
 ) -> ApiResult<Json<PauseResponse>> {
-    check_note(&request.note)?;
-    let current = state.store.get(id).await.map_err(not_found)?;
-    scheduled(&current)?;
-    let (activity, _) = state
-        .store
-        .set_paused(id, true, request.note.as_deref())
-        .await
-        .map_err(not_found)?;
-    let outcome = sync_activity(&state.store, &state.gateway, &state.task_queue, &activity).await?;
+    let (activity, _, outcome) = set_paused(&state, id, true, request).await?;
     Ok(Json(PauseResponse {
         activity_id: id,
         paused: true,
@@ -156,15 +173,7 @@ pub async fn resume_activity(
     IdParam(id): IdParam,
     OptionalJsonBody(request): OptionalJsonBody<PauseRequest>,
 ) -> ApiResult<Json<PauseResponse>> {
-    check_note(&request.note)?;
-    let current = state.store.get(id).await.map_err(not_found)?;
-    scheduled(&current)?;
-    let (activity, paused_since) = state
-        .store
-        .set_paused(id, false, request.note.as_deref())
-        .await
-        .map_err(not_found)?;
-    let outcome = sync_activity(&state.store, &state.gateway, &state.task_queue, &activity).await?;
+    let (activity, paused_since, outcome) = set_paused(&state, id, false, request).await?;
     let trigger = scheduled(&activity)?;
     let mut missed = Vec::new();
     if let Some(since) = paused_since {
