@@ -73,7 +73,41 @@ impl TemporalServer {
         format!("127.0.0.1:{}", self.port)
     }
 
+    /// Starts the server and waits until it answers. The dev server picks
+    /// free ports for its internal services by itself, and two servers
+    /// starting at once can race for the same one; the loser exits, so a
+    /// server that dies (or never answers) before it is ready is started
+    /// again, a few times, before the test gives up.
     fn spawn(&mut self) {
+        const ATTEMPTS: usize = 4;
+        for attempt in 1..=ATTEMPTS {
+            let mut child = self.launch();
+            match self.wait_ready(&mut child) {
+                Ok(()) => {
+                    self.wrapper = Some(child);
+                    return;
+                }
+                Err(why) => {
+                    let _ = Command::new("kill")
+                        .arg("-TERM")
+                        .arg(child.id().to_string())
+                        .status();
+                    let _ = child.wait();
+                    let log = std::fs::read_to_string(format!("{}.log", self.db_file.display()))
+                        .unwrap_or_default();
+                    if attempt == ATTEMPTS {
+                        panic!("Temporal dev server on {} {why}: {log}", self.port);
+                    }
+                    eprintln!(
+                        "Temporal dev server on {} {why} (attempt {attempt}), starting it again: {log}",
+                        self.port
+                    );
+                }
+            }
+        }
+    }
+
+    fn launch(&self) -> Child {
         let script = r#"
             "$CLI" server start-dev --headless --ip 127.0.0.1 --port "$PORT" --http-port "$HTTP_PORT" \
                 --metrics-port "$METRICS_PORT" --db-filename "$DB" --log-level error >"$DB.log" 2>&1 &
@@ -82,7 +116,7 @@ impl TemporalServer {
             while kill -0 "$OWNER" 2>/dev/null && kill -0 $srv 2>/dev/null; do sleep 0.5; done
             kill $srv 2>/dev/null; wait $srv
         "#;
-        let child = Command::new("bash")
+        Command::new("bash")
             .arg("-c")
             .arg(script)
             .env("CLI", temporal_cli())
@@ -93,21 +127,20 @@ impl TemporalServer {
             .env("OWNER", std::process::id().to_string())
             .stdin(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("could not start the Temporal dev server: {e}"));
-        self.wrapper = Some(child);
-        self.wait_ready();
+            .unwrap_or_else(|e| panic!("could not start the Temporal dev server: {e}"))
     }
 
-    fn wait_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
+    fn wait_ready(&self, child: &mut Child) -> Result<(), &'static str> {
+        let deadline = Instant::now() + Duration::from_secs(45);
         loop {
             if http_ok(self.http_port, "/api/v1/namespaces") {
-                return;
+                return Ok(());
+            }
+            if matches!(child.try_wait(), Ok(Some(_))) {
+                return Err("exited before it was ready");
             }
             if Instant::now() > deadline {
-                let log = std::fs::read_to_string(format!("{}.log", self.db_file.display()))
-                    .unwrap_or_default();
-                panic!("Temporal dev server not ready on {}: {log}", self.port);
+                return Err("was not ready within 45 s");
             }
             std::thread::sleep(Duration::from_millis(100));
         }
