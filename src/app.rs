@@ -16,12 +16,12 @@ use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::api::extract::BodyLimit;
 use crate::api::{self, AppState};
-use crate::cli::Command;
+use crate::cli::{Command, KeysCommand};
 use crate::config::{Settings, redact_url};
 use crate::error::ApiError;
 use crate::reconcile::Reconciler;
 use crate::router::EventRouter;
-use crate::store::{self, ActivityStore, EventStore, RunStore};
+use crate::store::{self, ActivityStore, EventStore, KeyStore, RunStore};
 use crate::temporal::TemporalGateway;
 
 pub fn build_state(settings: &Settings) -> anyhow::Result<AppState> {
@@ -38,6 +38,7 @@ pub fn state_from(pool: sqlx::PgPool, gateway: Arc<TemporalGateway>, task_queue:
     AppState {
         store: ActivityStore::new(pool.clone()),
         runs: RunStore::new(pool.clone()),
+        keys: KeyStore::new(pool.clone()),
         events: EventRouter {
             events: EventStore::new(pool),
             gateway: gateway.clone(),
@@ -69,6 +70,10 @@ pub struct HttpOptions {
     pub cors_origins: Vec<String>,
     /// Requests handled at once; more wait their turn.
     pub max_concurrency: usize,
+    /// Longest a request may take before it is answered with a 503 problem.
+    pub request_timeout: Duration,
+    /// Whether `/v1` needs an API key. Off only when asked for explicitly.
+    pub auth: bool,
 }
 
 impl HttpOptions {
@@ -77,6 +82,8 @@ impl HttpOptions {
             body_limit,
             cors_origins: vec![],
             max_concurrency: 1024,
+            request_timeout: Duration::from_secs(30),
+            auth: true,
         }
     }
 }
@@ -99,13 +106,47 @@ fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Spa
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-")
         .to_owned();
-    tracing::info_span!("request", method = %request.method(), %route, %request_id)
+    tracing::info_span!(
+        "request",
+        method = %request.method(),
+        %route,
+        %request_id,
+        key_id = tracing::field::Empty
+    )
+}
+
+/// Answers a request that takes longer than `limit` with a 503 problem.
+async fn time_limit(
+    axum::extract::State(limit): axum::extract::State<Duration>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::warn!(?limit, "request timed out");
+            ApiError::Timeout(limit).into_response()
+        }
+    }
 }
 
 pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
     let body_limit = options.body_limit;
     let (api_router, _) = api::router().split_for_parts();
+    let auth = if options.auth {
+        let document = serde_json::to_value(api::openapi::document()).unwrap_or_default();
+        api::auth::Auth::Keys {
+            keys: state.keys.clone(),
+            table: Arc::new(api::auth::ScopeTable::from_document(&document)),
+        }
+    } else {
+        api::auth::Auth::Disabled
+    };
     let api_router = api_router
+        .route_layer(axum::middleware::from_fn_with_state(
+            auth,
+            api::auth::require_key,
+        ))
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .with_state(state);
     let router = Router::new()
@@ -114,6 +155,10 @@ pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
         .merge(api_router)
         .route_layer(axum::middleware::from_fn(crate::metrics::track))
         .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            options.request_timeout,
+            time_limit,
+        ))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::Extension(BodyLimit(body_limit)));
     let router = if options.cors_origins.is_empty() {
@@ -211,12 +256,64 @@ pub async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
             tracing::info!("migrations applied");
             Ok(())
         }
+        Command::Keys(keys) => run_keys(keys, &settings).await,
         Command::Serve | Command::Api | Command::Worker => run_service(command, settings).await,
     }
 }
 
+/// `acp keys …`: the token of a new key goes to stdout alone, so that
+/// `TOKEN=$(acp keys create …)` works; everything else is for people.
+async fn run_keys(command: KeysCommand, settings: &Settings) -> anyhow::Result<()> {
+    let pool = store::lazy_pool(&settings.database_url, 2)?;
+    store::migrate(&pool).await?;
+    let keys = KeyStore::new(pool);
+    match command {
+        KeysCommand::Create { name, scope } => {
+            let name = api::keys::validate_name(&name).map_err(|_| {
+                anyhow::anyhow!("--name must be 1 to 200 characters, no control characters")
+            })?;
+            let (key, token) = keys.create(name, scope).await?;
+            eprintln!(
+                "created API key {} ({}, scope {}); the token below is shown only now:",
+                key.id, key.name, key.scope
+            );
+            println!("{token}");
+        }
+        KeysCommand::List => {
+            println!(
+                "{:<36}  {:<6}  {:<25}  {:<25}  name",
+                "id", "scope", "created", "revoked"
+            );
+            for key in keys.list().await? {
+                println!(
+                    "{:<36}  {:<6}  {:<25}  {:<25}  {}",
+                    key.id,
+                    key.scope,
+                    key.created_at.to_rfc3339(),
+                    key.revoked_at
+                        .map(|t| t.to_rfc3339())
+                        .unwrap_or_else(|| "-".into()),
+                    key.name
+                );
+            }
+        }
+        KeysCommand::Revoke { id } => match keys.revoke(id).await {
+            Ok(key) => eprintln!("revoked API key {} ({})", key.id, key.name),
+            Err(store::StoreError::NotFound) => anyhow::bail!("no API key {id}"),
+            Err(err) => return Err(err.into()),
+        },
+    }
+    Ok(())
+}
+
 async fn run_service(command: Command, settings: Settings) -> anyhow::Result<()> {
     tracing::info!(?settings, ?command, "starting");
+    if settings.auth_disabled && command != Command::Worker {
+        tracing::warn!(
+            "authentication is OFF (--auth-disabled / ACP_AUTH_DISABLED): anyone who can reach {} can define, trigger and delete activities",
+            settings.listen
+        );
+    }
     crate::metrics::set_activity_label(settings.metrics_activity_label);
     let state = build_state(&settings)?;
     if command == Command::Serve {
@@ -284,9 +381,20 @@ async fn run_service(command: Command, settings: Settings) -> anyhow::Result<()>
             anyhow::bail!("a component stopped unexpectedly");
         }
     }
+    // Stop accepting, let in-flight requests and the worker's tasks finish,
+    // but no longer than the grace period.
     let _ = stop_tx.send(true);
-    while let Some(result) = tasks.join_next().await {
-        result??;
+    let grace = settings.shutdown_grace();
+    let drained = tokio::time::timeout(grace, async {
+        while let Some(result) = tasks.join_next().await {
+            result??;
+        }
+        anyhow::Ok(())
+    })
+    .await;
+    match drained {
+        Ok(result) => result?,
+        Err(_) => anyhow::bail!("components did not stop within the {grace:?} grace period"),
     }
     tracing::info!("stopped");
     Ok(())

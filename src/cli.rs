@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
+use crate::auth::Scope;
 use crate::config::Settings;
 
 #[derive(Parser, Debug)]
@@ -17,7 +18,7 @@ pub struct Cli {
     pub settings: Settings,
 }
 
-#[derive(Subcommand, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     /// API, worker and reconciler in one process (migrates first).
     Serve,
@@ -29,4 +30,26 @@ pub enum Command {
     Migrate,
     /// Print the OpenAPI document to stdout.
     Openapi,
+    /// Manage API keys (migrates first).
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
+pub enum KeysCommand {
+    /// Create a key and print its token on stdout; it is not shown again.
+    Create {
+        /// Who or what holds the key.
+        #[arg(long)]
+        name: String,
+        #[arg(long, value_enum)]
+        scope: Scope,
+    },
+    /// List every key (never their tokens).
+    List,
+    /// Revoke a key: it authenticates nothing from now on.
+    Revoke {
+        /// The key's ID, as `acp keys list` shows it.
+        id: uuid::Uuid,
+    },
 }

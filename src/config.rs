@@ -112,6 +112,39 @@ pub struct Settings {
     )]
     pub max_concurrency: usize,
 
+    /// Serve `/v1` without API keys. Only for local experiments: anyone who
+    /// can reach the port can then do anything. A warning is logged.
+    #[arg(
+        long,
+        env = "ACP_AUTH_DISABLED",
+        default_value_t = false,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true",
+        global = true
+    )]
+    pub auth_disabled: bool,
+
+    /// Longest a request may take, in milliseconds, before it is answered
+    /// with a 503 problem.
+    #[arg(
+        long,
+        env = "ACP_REQUEST_TIMEOUT_MS",
+        default_value_t = 30_000,
+        global = true
+    )]
+    pub request_timeout_ms: u64,
+
+    /// Seconds that in-flight requests and worker tasks get to finish after
+    /// SIGTERM or SIGINT.
+    #[arg(
+        long,
+        env = "ACP_SHUTDOWN_GRACE_SECS",
+        default_value_t = 30.0,
+        global = true
+    )]
+    pub shutdown_grace_secs: f64,
+
     /// Label run metrics with the activity ID (turn off for very many activities).
     #[arg(long, env = "ACP_METRICS_ACTIVITY_LABEL", default_value_t = true, action = clap::ArgAction::Set, global = true)]
     pub metrics_activity_label: bool,
@@ -164,7 +197,13 @@ impl Settings {
             body_limit: self.body_limit,
             cors_origins: self.cors_origins.clone(),
             max_concurrency: self.max_concurrency,
+            request_timeout: Duration::from_millis(self.request_timeout_ms.max(1)),
+            auth: !self.auth_disabled,
         }
+    }
+
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs_f64(self.shutdown_grace_secs.clamp(0.1, 3600.0))
     }
 
     pub fn reconcile_interval(&self) -> Duration {
@@ -204,6 +243,9 @@ impl std::fmt::Debug for Settings {
             .field("metrics_activity_label", &self.metrics_activity_label)
             .field("cors_origins", &self.cors_origins)
             .field("max_concurrency", &self.max_concurrency)
+            .field("request_timeout_ms", &self.request_timeout_ms)
+            .field("auth_disabled", &self.auth_disabled)
+            .field("shutdown_grace_secs", &self.shutdown_grace_secs)
             .field("webhook_allow_internal", &self.webhook_allow_internal)
             .field("log_format", &self.log_format)
             .finish()

@@ -46,6 +46,18 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("method not allowed")]
     MethodNotAllowed,
+    /// No bearer token, or one that names no live key.
+    #[error("unauthorized: {0}")]
+    Unauthorized(&'static str),
+    /// A live key whose scope does not cover the route.
+    #[error("forbidden: needs scope {needed}")]
+    Forbidden {
+        needed: crate::auth::Scope,
+        have: crate::auth::Scope,
+    },
+    /// The request took longer than the configured request timeout.
+    #[error("request timed out after {0:?}")]
+    Timeout(std::time::Duration),
     #[error("a dependency is unavailable: {0}")]
     Unavailable(String),
     #[error(transparent)]
@@ -95,10 +107,25 @@ impl ApiError {
                 "method-not-allowed",
                 "Method not allowed",
             ),
+            Self::Unauthorized(_) => (
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "Authentication required",
+            ),
+            Self::Forbidden { .. } => (
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "The API key's scope does not allow this",
+            ),
             Self::Unavailable(_) => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",
                 "A dependency is unavailable",
+            ),
+            Self::Timeout(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "timeout",
+                "The request took too long",
             ),
             Self::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -139,6 +166,28 @@ impl ApiError {
                 vec![FieldError::new("Content-Type", detail.clone())],
             ),
             Self::MethodNotAllowed => (None, vec![]),
+            Self::Unauthorized(why) => (
+                Some(format!(
+                    "{why}; send `Authorization: Bearer <token>` with a key from `acp keys create`"
+                )),
+                vec![FieldError::new("Authorization", *why)],
+            ),
+            Self::Forbidden { needed, have } => (
+                Some(format!(
+                    "this route needs a key with scope `{needed}` (or one that includes it); this key has `{have}`"
+                )),
+                vec![FieldError::new(
+                    "Authorization",
+                    format!("scope `{have}` does not include `{needed}`"),
+                )],
+            ),
+            Self::Timeout(limit) => (
+                Some(format!(
+                    "no answer within {} ms; it may still take effect, so retry with the same Idempotency-Key or check before repeating a write",
+                    limit.as_millis()
+                )),
+                vec![],
+            ),
             // Which dependency is down is useful to the caller; its internals are not.
             Self::Unavailable(what) => (
                 Some(format!("{what} is unavailable; retry shortly")),
@@ -189,8 +238,17 @@ impl IntoResponse for ApiError {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/problem+json"),
         );
-        if matches!(self, ApiError::Unavailable(_)) {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        match self {
+            ApiError::Unavailable(_) | ApiError::Timeout(_) => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            }
+            ApiError::Unauthorized(_) => {
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"activity-control-plane\""),
+                );
+            }
+            _ => {}
         }
         response
     }

@@ -180,3 +180,55 @@ async fn postgres_outage_is_a_503_and_heals_without_restart(pool: PgPool) {
         "an accepted write was lost"
     );
 }
+
+/// A Temporal frontend that accepts connections and never answers.
+async fn silent_server() -> (String, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let address = listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .to_string();
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    (address, task)
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_request_over_the_timeout_is_a_503_problem(pool: PgPool) {
+    let (silent, _server) = silent_server().await;
+    let mut options = acp::app::HttpOptions::new(1024 * 1024);
+    options.request_timeout = Duration::from_millis(400);
+    let app = TestApp::spawn_with_options(pool, &silent, "default", &options).await;
+
+    // Creating a scheduled activity syncs it to a Temporal that never answers.
+    let started = std::time::Instant::now();
+    let response = app.post("/v1/activities", &interval_activity("PT1M")).await;
+    let elapsed = started.elapsed();
+    assert_eq!(response.status(), 503);
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/problem+json"
+    );
+    assert_eq!(response.headers()["retry-after"], "5");
+    assert!(response.headers().contains_key("x-request-id"));
+    let problem: serde_json::Value = response.json().await.unwrap_or_default();
+    assert_eq!(
+        problem["type"],
+        "https://activity-control-plane.dev/problems/timeout"
+    );
+    assert!(
+        problem["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("400 ms")),
+        "{problem}"
+    );
+    eprintln!("answered after {elapsed:?}");
+    // Requests that need no Temporal are not affected.
+    assert_eq!(app.get("/v1/activities").await.status(), 200);
+}

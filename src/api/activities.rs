@@ -89,6 +89,7 @@ fn parse_definition(
 #[utoipa::path(
     post,
     path = "/v1/activities",
+    security(("bearer" = ["write"])),
     tag = "activities",
     request_body = ActivityRequest,
     params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a repeated key")),
@@ -158,6 +159,7 @@ pub struct ListActivitiesQuery {
 #[utoipa::path(
     get,
     path = "/v1/activities",
+    security(("bearer" = ["read"])),
     tag = "activities",
     params(ListActivitiesQuery),
     responses(
@@ -221,6 +223,7 @@ pub async fn list_activities(
 #[utoipa::path(
     get,
     path = "/v1/activities/{id}",
+    security(("bearer" = ["read"])),
     tag = "activities",
     params(("id" = Uuid, Path, description = "Activity ID")),
     responses(
@@ -265,6 +268,7 @@ fn not_found(err: crate::store::StoreError) -> ApiError {
 #[utoipa::path(
     put,
     path = "/v1/activities/{id}",
+    security(("bearer" = ["write"])),
     tag = "activities",
     request_body = ActivityRequest,
     params(
@@ -308,6 +312,7 @@ pub async fn put_activity(
 #[utoipa::path(
     patch,
     path = "/v1/activities/{id}",
+    security(("bearer" = ["write"])),
     tag = "activities",
     request_body(content = Object, content_type = "application/merge-patch+json",
                  description = "Fields to change, in the shape of ActivityRequest"),
@@ -390,6 +395,7 @@ pub fn merge_patch(target: &mut serde_json::Value, patch: &serde_json::Value) {
 #[utoipa::path(
     delete,
     path = "/v1/activities/{id}",
+    security(("bearer" = ["write"])),
     tag = "activities",
     params(
         ("id" = Uuid, Path, description = "Activity ID"),
@@ -435,6 +441,7 @@ pub struct TriggerResponse {
 #[utoipa::path(
     post,
     path = "/v1/activities/{id}/trigger",
+    security(("bearer" = ["write"])),
     tag = "activities",
     params(
         ("id" = Uuid, Path, description = "Activity ID"),

@@ -217,6 +217,7 @@ fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent
 #[utoipa::path(
     post,
     path = "/v1/events",
+    security(("bearer" = ["events"])),
     tag = "events",
     request_body = EventRequest,
     params(("Idempotency-Key" = Option<String>, Header, description = "The event ID when the body has none")),
@@ -285,6 +286,7 @@ pub struct ListEventsQuery {
 #[utoipa::path(
     get,
     path = "/v1/events",
+    security(("bearer" = ["read"])),
     tag = "events",
     params(ListEventsQuery),
     responses(
@@ -324,6 +326,7 @@ pub async fn list_events(
 #[utoipa::path(
     get,
     path = "/v1/events/{event_id}",
+    security(("bearer" = ["read"])),
     tag = "events",
     params(("event_id" = String, Path, description = "Event ID")),
     responses(

@@ -3,9 +3,11 @@
 
 pub mod activities;
 pub mod activity_model;
+pub mod auth;
 pub mod events;
 pub mod extract;
 pub mod health;
+pub mod keys;
 pub mod openapi;
 pub mod pagination;
 pub mod runs;
@@ -18,13 +20,14 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::router::EventRouter;
-use crate::store::{ActivityStore, RunStore};
+use crate::store::{ActivityStore, KeyStore, RunStore};
 use crate::temporal::TemporalGateway;
 
 #[derive(Clone)]
 pub struct AppState {
     pub store: ActivityStore,
     pub runs: RunStore,
+    pub keys: KeyStore,
     pub gateway: Arc<TemporalGateway>,
     pub events: EventRouter,
     pub task_queue: String,
@@ -55,6 +58,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::get_run))
         .routes(routes!(events::ingest_event, events::list_events))
         .routes(routes!(events::get_event))
+        .routes(routes!(keys::create_key, keys::list_keys))
+        .routes(routes!(keys::get_key, keys::revoke_key))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(health::metrics))

@@ -14,7 +14,8 @@ use utoipa::OpenApi;
         (name = "schedules", description = "Pause, resume, backfill, and what happened to every nominal time"),
         (name = "runs", description = "Run history: every execution and its task instances"),
         (name = "events", description = "External events, routed to event-triggered activities exactly once"),
-        (name = "health", description = "Liveness and readiness"),
+        (name = "keys", description = "API keys (scope `admin`)"),
+        (name = "health", description = "Liveness, readiness and metrics (no key needed)"),
     )
 )]
 pub struct ApiDoc;
@@ -23,8 +24,73 @@ pub struct ApiDoc;
 /// pretty JSON with a trailing newline, byte for byte what is committed in
 /// `openapi/openapi.json`.
 pub fn document_json() -> String {
-    let (_, doc) = super::router().split_for_parts();
-    let mut text = doc.to_pretty_json().unwrap_or_default();
+    let mut text = document().to_pretty_json().unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// The document: every route's operation, plus the bearer scheme and the
+/// answers every secured operation can give (401, 403, 503).
+pub fn document() -> utoipa::openapi::OpenApi {
+    let (_, mut doc) = super::router().split_for_parts();
+    secure(&mut doc);
+    doc
+}
+
+fn problem(description: &str) -> utoipa::openapi::Response {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/problem+json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Problem")))
+                .build(),
+        )
+        .build()
+}
+
+fn secure(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.add_security_scheme(
+        super::auth::SCHEME,
+        SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Bearer)
+                .description(Some(
+                    "An API key from `acp keys create` or `POST /v1/keys`. Scopes: `read` (GETs), `write` (read + definitions, trigger, pause, resume, backfill), `events` (`POST /v1/events` only), `admin` (everything, keys too). The scope an operation lists is the least it needs.",
+                ))
+                .build(),
+        ),
+    );
+    for item in doc.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for operation in operations.into_iter().flatten() {
+            if operation.security.as_ref().is_none_or(|s| s.is_empty()) {
+                continue;
+            }
+            let responses = &mut operation.responses.responses;
+            for (status, description) in [
+                ("401", "No bearer token, or not a live API key"),
+                ("403", "The key's scope does not cover this operation"),
+                (
+                    "503",
+                    "A dependency is unavailable, or the request timed out",
+                ),
+            ] {
+                responses
+                    .entry(status.to_owned())
+                    .or_insert_with(|| RefOr::T(problem(description)));
+            }
+        }
+    }
 }

@@ -192,6 +192,7 @@ async fn list(state: &AppState, query: ListRunsQuery) -> ApiResult<Page<RunRespo
 #[utoipa::path(
     get,
     path = "/v1/runs",
+    security(("bearer" = ["read"])),
     tag = "runs",
     params(ListRunsQuery),
     responses(
@@ -212,6 +213,7 @@ pub async fn list_runs(
 #[utoipa::path(
     get,
     path = "/v1/activities/{id}/runs",
+    security(("bearer" = ["read"])),
     tag = "runs",
     params(("id" = Uuid, Path, description = "Activity ID"), ActivityRunsQuery),
     responses(
@@ -248,6 +250,7 @@ pub async fn list_activity_runs(
 #[utoipa::path(
     get,
     path = "/v1/runs/{run_id}",
+    security(("bearer" = ["read"])),
     tag = "runs",
     params(("run_id" = Uuid, Path, description = "Run ID")),
     responses(

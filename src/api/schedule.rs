@@ -120,6 +120,7 @@ async fn set_paused(
 #[utoipa::path(
     post,
     path = "/v1/activities/{id}/pause",
+    security(("bearer" = ["write"])),
     tag = "schedules",
     request_body(content = PauseRequest, description = "Optional; an empty body is no note"),
     params(("id" = uuid::Uuid, Path, description = "Activity ID")),
@@ -155,6 +156,7 @@ pub async fn pause_activity(
 #[utoipa::path(
     post,
     path = "/v1/activities/{id}/resume",
+    security(("bearer" = ["write"])),
     tag = "schedules",
     request_body(content = PauseRequest, description = "Optional; an empty body is no note"),
     params(("id" = uuid::Uuid, Path, description = "Activity ID")),
@@ -287,6 +289,7 @@ fn times_in(
 #[utoipa::path(
     post,
     path = "/v1/activities/{id}/backfill",
+    security(("bearer" = ["write"])),
     tag = "schedules",
     request_body = BackfillRequest,
     params(("id" = uuid::Uuid, Path, description = "Activity ID")),
@@ -383,6 +386,7 @@ pub struct ScheduleResponse {
 #[utoipa::path(
     get,
     path = "/v1/activities/{id}/schedule",
+    security(("bearer" = ["read"])),
     tag = "schedules",
     params(("id" = uuid::Uuid, Path, description = "Activity ID")),
     responses(
@@ -462,6 +466,7 @@ pub struct TimelineResponse {
 #[utoipa::path(
     get,
     path = "/v1/activities/{id}/timeline",
+    security(("bearer" = ["read"])),
     tag = "schedules",
     params(("id" = uuid::Uuid, Path, description = "Activity ID"), TimelineQuery),
     responses(

@@ -2,6 +2,7 @@
 
 pub mod activities;
 pub mod events;
+pub mod keys;
 pub mod runs;
 
 use std::time::Duration;
@@ -11,6 +12,7 @@ use sqlx::postgres::PgPoolOptions;
 
 pub use activities::ActivityStore;
 pub use events::EventStore;
+pub use keys::KeyStore;
 pub use runs::RunStore;
 
 #[derive(Debug, thiserror::Error)]

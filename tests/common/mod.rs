@@ -291,6 +291,8 @@ pub struct TestApp {
     pub state: AppState,
     pub temporal_address: String,
     pub namespace: String,
+    /// An `admin` key's token; `http` sends it with every request.
+    pub token: String,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -307,12 +309,27 @@ impl TestApp {
         namespace: &str,
         body_limit: usize,
     ) -> Self {
+        let options = acp::app::HttpOptions::new(body_limit);
+        Self::spawn_with_options(pool, temporal_address, namespace, &options).await
+    }
+
+    pub async fn spawn_with_options(
+        pool: PgPool,
+        temporal_address: &str,
+        namespace: &str,
+        options: &acp::app::HttpOptions,
+    ) -> Self {
         let gateway = Arc::new(TemporalGateway::new(temporal_settings(
             temporal_address,
             namespace,
         )));
         let state = acp::app::state_from(pool.clone(), gateway, TASK_QUEUE);
-        let router = acp::app::build_router(state.clone(), body_limit);
+        let (_, token) = state
+            .keys
+            .create("tests", acp::auth::Scope::Admin)
+            .await
+            .unwrap_or_else(|e| panic!("create the test key: {e}"));
+        let router = acp::app::build_router_with(state.clone(), options);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .unwrap_or_else(|e| panic!("bind: {e}"));
@@ -322,10 +339,22 @@ impl TestApp {
         let server = tokio::spawn(async move {
             let _ = acp::app::serve(listener, router, std::future::pending()).await;
         });
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(
+            reqwest::header::AUTHORIZATION,
+            format!("Bearer {token}")
+                .parse()
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .build()
+            .unwrap_or_else(|e| panic!("http client: {e}"));
         Self {
             pool,
             base: format!("http://{addr}"),
-            http: reqwest::Client::new(),
+            http,
+            token,
             state,
             temporal_address: temporal_address.to_owned(),
             namespace: namespace.to_owned(),
@@ -551,4 +580,18 @@ pub async fn executions_matching(
         .into_iter()
         .filter_map(|e| e.execution)
         .collect()
+}
+
+/// A `postgres://` URL for the test's own database (for child processes).
+pub fn database_url(pool: &PgPool) -> String {
+    let base = std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let mut url = url::Url::parse(&base).unwrap_or_else(|e| panic!("DATABASE_URL: {e}"));
+    let database = pool
+        .connect_options()
+        .get_database()
+        .unwrap_or("postgres")
+        .to_owned();
+    url.set_path(&database);
+    url.to_string()
 }

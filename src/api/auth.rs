@@ -1,0 +1,172 @@
+//! Bearer-token authentication for `/v1`. Which scope a route needs is read
+//! from the OpenAPI document's `security` of its operation, so the document
+//! and the enforcement cannot disagree; a `/v1` route the document does not
+//! cover needs `admin`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::auth::Scope;
+use crate::error::ApiError;
+use crate::store::KeyStore;
+use crate::store::keys::Rejection;
+
+/// The security scheme's name in the OpenAPI document.
+pub const SCHEME: &str = "bearer";
+
+/// Scope needed by each documented operation, keyed by method and route template.
+#[derive(Debug, Default, Clone)]
+pub struct ScopeTable(HashMap<(Method, String), Scope>);
+
+impl ScopeTable {
+    /// Reads `paths.*.*.security[*].bearer[0]` from the document.
+    pub fn from_document(document: &serde_json::Value) -> Self {
+        let mut table = HashMap::new();
+        let paths = document["paths"].as_object().into_iter().flatten();
+        for (path, item) in paths {
+            for (method, operation) in item.as_object().into_iter().flatten() {
+                let Ok(method) = Method::from_bytes(method.to_ascii_uppercase().as_bytes()) else {
+                    continue;
+                };
+                let scope = operation["security"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|req| req[SCHEME].as_array()?.first()?.as_str())
+                    .find_map(Scope::parse);
+                if let Some(scope) = scope {
+                    table.insert((method, path.clone()), scope);
+                }
+            }
+        }
+        Self(table)
+    }
+
+    /// The scope a request to `route` needs; `None` for open routes.
+    pub fn needed(&self, method: &Method, route: &str) -> Option<Scope> {
+        if !route.starts_with("/v1/") {
+            return None;
+        }
+        let method = if method == Method::HEAD {
+            &Method::GET
+        } else {
+            method
+        };
+        Some(
+            self.0
+                .get(&(method.clone(), route.to_owned()))
+                .copied()
+                .unwrap_or(Scope::Admin),
+        )
+    }
+}
+
+/// How the API authenticates: by keys, or (explicitly) not at all.
+#[derive(Clone)]
+pub enum Auth {
+    Keys {
+        keys: KeyStore,
+        table: Arc<ScopeTable>,
+    },
+    Disabled,
+}
+
+/// The key that authenticated a request, for handlers that care.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub key_id: uuid::Uuid,
+    pub scope: Scope,
+}
+
+fn bearer(request: &Request) -> Result<&str, ApiError> {
+    let value = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .ok_or(ApiError::Unauthorized("no bearer token"))?;
+    let value = value
+        .to_str()
+        .map_err(|_| ApiError::Unauthorized("the Authorization header is not ASCII"))?;
+    let (scheme, token) = value.split_once(' ').ok_or(ApiError::Unauthorized(
+        "the Authorization header is not `Bearer <token>`",
+    ))?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(ApiError::Unauthorized(
+            "the Authorization header is not `Bearer <token>`",
+        ));
+    }
+    Ok(token.trim())
+}
+
+/// Middleware: lets a request through only with a live key whose scope
+/// covers its route.
+pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: Next) -> Response {
+    let Auth::Keys { keys, table } = auth else {
+        return next.run(request).await;
+    };
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_default();
+    let Some(needed) = table.needed(request.method(), &route) else {
+        return next.run(request).await;
+    };
+    let token = match bearer(&request) {
+        Ok(token) => token,
+        Err(err) => return err.into_response(),
+    };
+    let key = match keys.authenticate(token).await {
+        Ok(Ok(key)) => key,
+        Ok(Err(rejection)) => {
+            tracing::info!(?rejection, "bearer token refused");
+            let why = match rejection {
+                Rejection::Revoked => "the API key has been revoked",
+                Rejection::Malformed | Rejection::UnknownKey | Rejection::WrongSecret => {
+                    "the bearer token is not a valid API key"
+                }
+            };
+            return ApiError::Unauthorized(why).into_response();
+        }
+        Err(err) => return ApiError::from(err).into_response(),
+    };
+    tracing::Span::current().record("key_id", tracing::field::display(key.id));
+    if !key.scope.grants(needed) {
+        return ApiError::Forbidden {
+            needed,
+            have: key.scope,
+        }
+        .into_response();
+    }
+    request.extensions_mut().insert(Caller {
+        key_id: key.id,
+        scope: key.scope,
+    });
+    next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undocumented_v1_routes_need_admin_and_others_are_open() {
+        let doc = serde_json::json!({"paths": {
+            "/v1/things": {"get": {"security": [{"bearer": ["read"]}]}, "post": {}},
+            "/healthz": {"get": {}}
+        }});
+        let table = ScopeTable::from_document(&doc);
+        assert_eq!(table.needed(&Method::GET, "/v1/things"), Some(Scope::Read));
+        assert_eq!(table.needed(&Method::HEAD, "/v1/things"), Some(Scope::Read));
+        assert_eq!(
+            table.needed(&Method::POST, "/v1/things"),
+            Some(Scope::Admin)
+        );
+        assert_eq!(table.needed(&Method::GET, "/v1/other"), Some(Scope::Admin));
+        assert_eq!(table.needed(&Method::GET, "/healthz"), None);
+    }
+}

@@ -1,0 +1,149 @@
+//! `api_keys`: who may call the API. Only hashes of secrets are stored.
+
+use chrono::{DateTime, Utc};
+use sqlx::{FromRow, PgPool};
+use uuid::Uuid;
+
+use super::{StoreError, StoreResult};
+use crate::auth::{self, NewToken, Scope};
+
+#[derive(Debug, Clone, FromRow)]
+struct KeyRow {
+    id: Uuid,
+    name: String,
+    scope: String,
+    created_at: DateTime<Utc>,
+    revoked_at: Option<DateTime<Utc>>,
+}
+
+/// A key as listed: never its secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    pub id: Uuid,
+    pub name: String,
+    pub scope: Scope,
+    pub created_at: DateTime<Utc>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+impl TryFrom<KeyRow> for ApiKey {
+    type Error = StoreError;
+
+    fn try_from(row: KeyRow) -> StoreResult<Self> {
+        let scope = Scope::parse(&row.scope).ok_or_else(|| {
+            StoreError::Other(anyhow::anyhow!("api_keys.scope {:?} is unknown", row.scope))
+        })?;
+        Ok(Self {
+            id: row.id,
+            name: row.name,
+            scope,
+            created_at: row.created_at,
+            revoked_at: row.revoked_at,
+        })
+    }
+}
+
+/// Why a presented token does not authenticate.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Rejection {
+    Malformed,
+    UnknownKey,
+    Revoked,
+    WrongSecret,
+}
+
+#[derive(Clone)]
+pub struct KeyStore {
+    pool: PgPool,
+}
+
+impl KeyStore {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    /// Creates a key and returns it with its token, which exists nowhere else.
+    pub async fn create(&self, name: &str, scope: Scope) -> StoreResult<(ApiKey, String)> {
+        let NewToken {
+            key_id,
+            token,
+            secret_sha256,
+        } = auth::mint().map_err(StoreError::Other)?;
+        let row: KeyRow = sqlx::query_as(
+            "INSERT INTO api_keys (id, name, scope, secret_sha256) VALUES ($1, $2, $3, $4)
+             RETURNING id, name, scope, created_at, revoked_at",
+        )
+        .bind(key_id)
+        .bind(name)
+        .bind(scope.as_str())
+        .bind(&secret_sha256[..])
+        .fetch_one(&self.pool)
+        .await?;
+        Ok((row.try_into()?, token))
+    }
+
+    /// Every key, newest first, revoked ones included.
+    pub async fn list(&self) -> StoreResult<Vec<ApiKey>> {
+        let rows: Vec<KeyRow> = sqlx::query_as(
+            "SELECT id, name, scope, created_at, revoked_at FROM api_keys
+             ORDER BY created_at DESC, id DESC",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(ApiKey::try_from).collect()
+    }
+
+    pub async fn get(&self, id: Uuid) -> StoreResult<ApiKey> {
+        let row: KeyRow = sqlx::query_as(
+            "SELECT id, name, scope, created_at, revoked_at FROM api_keys WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_one(&self.pool)
+        .await?;
+        row.try_into()
+    }
+
+    /// Revokes a key; revoking a revoked key keeps its first revocation time.
+    pub async fn revoke(&self, id: Uuid) -> StoreResult<ApiKey> {
+        let row: KeyRow = sqlx::query_as(
+            "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1
+             RETURNING id, name, scope, created_at, revoked_at",
+        )
+        .bind(id)
+        .fetch_one(&self.pool)
+        .await?;
+        row.try_into()
+    }
+
+    /// The key a bearer token stands for, or why it stands for none: one
+    /// primary-key read.
+    pub async fn authenticate(&self, token: &str) -> StoreResult<Result<ApiKey, Rejection>> {
+        let Some((id, secret)) = auth::parse(token) else {
+            return Ok(Err(Rejection::Malformed));
+        };
+        let found: Option<AuthRow> = sqlx::query_as(
+            "SELECT id, name, scope, created_at, revoked_at, secret_sha256 FROM api_keys
+             WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(AuthRow { key, secret_sha256 }) = found else {
+            return Ok(Err(Rejection::UnknownKey));
+        };
+        if !auth::verify(secret, &secret_sha256) {
+            return Ok(Err(Rejection::WrongSecret));
+        }
+        if key.revoked_at.is_some() {
+            return Ok(Err(Rejection::Revoked));
+        }
+        Ok(Ok(key.try_into()?))
+    }
+}
+
+#[derive(FromRow)]
+struct AuthRow {
+    #[sqlx(flatten)]
+    key: KeyRow,
+    secret_sha256: Vec<u8>,
+}
