@@ -111,20 +111,41 @@ host_port() {
 # protoc (the Temporal SDK's protos crate needs it at build time)
 # ---------------------------------------------------------------------------
 
-ensure_protoc() {
-    if command -v protoc >/dev/null 2>&1; then
-        return 0
-    fi
-    log "protoc not found; installing Debian's protobuf-compiler"
-    local sudo=""
+# apt_install PACKAGE: install one Debian package (as root, or with sudo).
+apt_install() {
+    local package="$1" sudo=""
     if [[ $EUID -ne 0 ]]; then
-        command -v sudo >/dev/null 2>&1 || die "protoc is missing and we are not root: install protobuf-compiler"
+        command -v sudo >/dev/null 2>&1 || die "$package is missing and we are not root: install it"
         sudo="sudo"
     fi
+    log "installing Debian's $package"
     # `update` first: on a fresh machine the package lists are empty or stale.
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends protobuf-compiler >/dev/null
+    if [[ -z "${_ACP_APT_UPDATED:-}" ]]; then
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq
+        _ACP_APT_UPDATED=1
+    fi
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$package" >/dev/null
+}
+
+ensure_protoc() {
+    command -v protoc >/dev/null 2>&1 && return 0
+    log "protoc not found"
+    apt_install protobuf-compiler
     command -v protoc >/dev/null 2>&1 || die "protoc still missing after installing protobuf-compiler"
+}
+
+# Headless Chromium for the Swagger UI browser test: Debian's package, never a
+# download by a test tool. Exports ACP_CHROMIUM.
+ensure_chromium() {
+    local bin
+    bin="$(command -v chromium || true)"
+    if [[ -z "$bin" ]]; then
+        log "chromium not found"
+        apt_install chromium
+        bin="$(command -v chromium || true)"
+        [[ -n "$bin" ]] || die "chromium still missing after installing it"
+    fi
+    export ACP_CHROMIUM="$bin"
 }
 
 # ---------------------------------------------------------------------------
