@@ -266,13 +266,13 @@ async fn keys_api_creates_lists_and_revokes(pool: PgPool) {
             .all(|k| k.get("token").is_none() && k.get("secret_sha256").is_none())
     );
 
-    let (status, revoked) = json(app.delete(&location).await).await;
+    let (status, revoked) = json(app.post(&format!("{location}/revoke"), &Value::Null).await).await;
     assert_eq!(status, 200);
     assert!(revoked["revoked_at"].is_string());
     let (status, body, _) = call_json(&app, Method::POST, "/v1/events", &token, &event).await;
     assert_eq!(status, 401, "{body}");
     // Revoking twice keeps the first time.
-    let (_, again) = json(app.delete(&location).await).await;
+    let (_, again) = json(app.post(&format!("{location}/revoke"), &Value::Null).await).await;
     assert_eq!(again["revoked_at"], revoked["revoked_at"]);
 
     // Bad bodies name the field.
@@ -291,8 +291,11 @@ async fn keys_api_creates_lists_and_revokes(pool: PgPool) {
     assert_eq!(status, 422, "{problem}");
     assert_eq!(problem["errors"][0]["field"], "name", "{problem}");
     let (status, _) = json(
-        app.delete(&format!("/v1/keys/{}", uuid::Uuid::new_v4()))
-            .await,
+        app.post(
+            &format!("/v1/keys/{}/revoke", uuid::Uuid::new_v4()),
+            &Value::Null,
+        )
+        .await,
     )
     .await;
     assert_eq!(status, 404);

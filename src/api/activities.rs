@@ -142,6 +142,7 @@ pub async fn create_activity(
 #[into_params(parameter_in = Query)]
 pub struct ListActivitiesQuery {
     /// Page size, 1 to 200 (default 50).
+    #[param(value_type = Option<i32>, minimum = 1, maximum = 200)]
     pub limit: Option<String>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,

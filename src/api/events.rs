@@ -37,6 +37,7 @@ pub struct EventRequest {
     #[schema(example = "crm")]
     pub source: String,
     /// When it happened (RFC 3339).
+    #[schema(format = DateTime)]
     pub occurred_at: Option<String>,
     /// A JSON object, at most 256 KiB.
     #[schema(value_type = Object)]
@@ -271,14 +272,17 @@ pub async fn ingest_event(
 #[into_params(parameter_in = Query)]
 pub struct ListEventsQuery {
     /// Page size, 1 to 200 (default 50).
+    #[param(value_type = Option<i32>, minimum = 1, maximum = 200)]
     pub limit: Option<String>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
     pub event_type: Option<String>,
     pub source: Option<String>,
     /// Received at or after (RFC 3339).
+    #[param(value_type = Option<String>, format = DateTime)]
     pub received_after: Option<String>,
     /// Received before (RFC 3339).
+    #[param(value_type = Option<String>, format = DateTime)]
     pub received_before: Option<String>,
 }
 

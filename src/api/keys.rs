@@ -154,11 +154,11 @@ pub async fn get_key(
     Ok(Json(render(state.keys.get(id).await.map_err(not_found)?)))
 }
 
-/// Revoke an API key: from now on it authenticates nothing. Revoking a
-/// revoked key changes nothing.
+/// Revoke an API key: from now on it authenticates nothing. The key stays
+/// listed, with `revoked_at`, for the record; revoking it again changes nothing.
 #[utoipa::path(
-    delete,
-    path = "/v1/keys/{id}",
+    post,
+    path = "/v1/keys/{id}/revoke",
     security(("bearer" = ["admin"])),
     tag = "keys",
     params(("id" = Uuid, Path, description = "Key ID")),

@@ -75,10 +75,27 @@ fn secure(doc: &mut utoipa::openapi::OpenApi) {
             &mut item.patch,
         ];
         for operation in operations.into_iter().flatten() {
+            let has_body = operation.request_body.is_some();
+            let has_params = operation.parameters.as_ref().is_some_and(|p| !p.is_empty());
+            let responses = &mut operation.responses.responses;
+            // Any body can be unreadable, too large or not JSON; any
+            // parameter can be malformed.
+            let mut common = vec![];
+            if has_body || has_params {
+                common.push(("400", "Unreadable body or malformed parameter"));
+            }
+            if has_body {
+                common.push(("413", "Body too large"));
+                common.push(("415", "Not JSON"));
+            }
+            for (status, description) in common {
+                responses
+                    .entry(status.to_owned())
+                    .or_insert_with(|| RefOr::T(problem(description)));
+            }
             if operation.security.as_ref().is_none_or(|s| s.is_empty()) {
                 continue;
             }
-            let responses = &mut operation.responses.responses;
             for (status, description) in [
                 ("401", "No bearer token, or not a live API key"),
                 ("403", "The key's scope does not cover this operation"),

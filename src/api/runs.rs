@@ -114,6 +114,7 @@ fn render(run: Run, tasks: Option<Vec<TaskInstance>>) -> RunResponse {
 #[into_params(parameter_in = Query)]
 pub struct ListRunsQuery {
     /// Page size, 1 to 200 (default 50).
+    #[param(value_type = Option<i32>, minimum = 1, maximum = 200)]
     pub limit: Option<String>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
@@ -124,12 +125,16 @@ pub struct ListRunsQuery {
     /// `cron`, `interval`, `event` or `manual`.
     pub trigger_type: Option<String>,
     /// Nominal time at or after (RFC 3339).
+    #[param(value_type = Option<String>, format = DateTime)]
     pub scheduled_after: Option<String>,
     /// Nominal time before (RFC 3339).
+    #[param(value_type = Option<String>, format = DateTime)]
     pub scheduled_before: Option<String>,
     /// Started at or after (RFC 3339).
+    #[param(value_type = Option<String>, format = DateTime)]
     pub started_after: Option<String>,
     /// Started before (RFC 3339).
+    #[param(value_type = Option<String>, format = DateTime)]
     pub started_before: Option<String>,
 }
 
@@ -139,6 +144,7 @@ pub struct ListRunsQuery {
 #[into_params(parameter_in = Query)]
 pub struct ActivityRunsQuery {
     /// Page size, 1 to 200 (default 50).
+    #[param(value_type = Option<i32>, minimum = 1, maximum = 200)]
     pub limit: Option<String>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,

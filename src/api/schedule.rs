@@ -436,8 +436,10 @@ pub async fn get_schedule(
 #[into_params(parameter_in = Query)]
 pub struct TimelineQuery {
     /// Start of the range (inclusive, RFC 3339).
+    #[param(required = true, value_type = String, format = DateTime)]
     pub from: Option<String>,
     /// End of the range (exclusive, RFC 3339).
+    #[param(required = true, value_type = String, format = DateTime)]
     pub to: Option<String>,
 }
 
