@@ -181,7 +181,16 @@ pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
     // and the response echoes it.
     router
         .layer(PropagateRequestIdLayer::new(X_REQUEST_ID.clone()))
-        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(request_span)
+                .on_request(())
+                .on_response(
+                    tower_http::trace::DefaultOnResponse::new()
+                        .level(tracing::Level::INFO)
+                        .latency_unit(tower_http::LatencyUnit::Millis),
+                ),
+        )
         .layer(SetRequestIdLayer::new(
             X_REQUEST_ID.clone(),
             MakeRequestUuid,

@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -15,62 +14,21 @@ use sqlx::PgPool;
 
 const GRACE_SECS: u64 = 15;
 
-fn acp(pool: &PgPool, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_acp"))
-        .args(args)
-        .env("DATABASE_URL", database_url(pool))
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap_or_else(|e| panic!("acp {args:?}: {e}"))
-}
-
 #[sqlx::test(migrations = "./migrations")]
 async fn sigterm_during_200_writes_loses_no_acknowledged_write(pool: PgPool) {
     let temporal = shared_temporal();
     let namespace = new_namespace(&temporal.address()).await;
-    let out = acp(
+    let token = cli_key(&pool, "write");
+    let grace = GRACE_SECS.to_string();
+    let mut served = ServeProcess::start(
         &pool,
-        &["keys", "create", "--name", "burst", "--scope", "write"],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let token = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-
-    let port = free_port();
-    let log_path = std::env::temp_dir().join(format!("acp-shutdown-{}.log", uuid::Uuid::new_v4()));
-    let log = std::fs::File::create(&log_path).unwrap_or_else(|e| panic!("{e}"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_acp"))
-        .arg("serve")
-        .env("DATABASE_URL", database_url(&pool))
-        .env("TEMPORAL_ADDRESS", temporal.address())
-        .env("TEMPORAL_NAMESPACE", &namespace)
-        .env("ACP_LISTEN", format!("127.0.0.1:{port}"))
-        .env("ACP_TASK_QUEUE", format!("shutdown-{namespace}"))
-        .env("ACP_SHUTDOWN_GRACE_SECS", GRACE_SECS.to_string())
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn acp serve: {e}"));
-    let base = format!("http://127.0.0.1:{port}");
-    let http = reqwest::Client::new();
-    eventually(Duration::from_secs(60), || {
-        let http = http.clone();
-        let url = format!("{base}/healthz");
-        async move {
-            http.get(url)
-                .send()
-                .await
-                .ok()
-                .filter(|r| r.status() == 200)
-                .map(|_| ())
-        }
-    })
+        &temporal.address(),
+        &namespace,
+        &[("ACP_SHUTDOWN_GRACE_SECS", &grace)],
+    )
     .await;
+    let base = served.base.clone();
+    let http = reqwest::Client::new();
 
     // 200 writes at once: half event activities (no Temporal in the
     // request), half scheduled ones (a schedule is created in the request).
@@ -110,11 +68,7 @@ async fn sigterm_during_200_writes_loses_no_acknowledged_write(pool: PgPool) {
     })
     .await;
     let signalled = Instant::now();
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap_or_else(|e| panic!("kill: {e}"));
-    assert!(status.success());
+    served.sigterm();
 
     let mut acknowledged = Vec::new();
     let mut refused = Vec::new();
@@ -125,21 +79,9 @@ async fn sigterm_during_200_writes_loses_no_acknowledged_write(pool: PgPool) {
             Err(why) => refused.push(why),
         }
     }
-    let exit = loop {
-        if let Some(exit) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
-            break exit;
-        }
-        if signalled.elapsed() > Duration::from_secs(GRACE_SECS + 10) {
-            let _ = child.kill();
-            panic!(
-                "acp serve still running {:?} after SIGTERM",
-                signalled.elapsed()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let exit = served.wait_exit(Duration::from_secs(GRACE_SECS + 10)).await;
     let took = signalled.elapsed();
-    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let log = served.log();
     eprintln!(
         "{} acknowledged, {} not ({:?}), exit {exit} {took:?} after SIGTERM",
         acknowledged.len(),
@@ -169,5 +111,4 @@ async fn sigterm_during_200_writes_loses_no_acknowledged_write(pool: PgPool) {
             "acknowledged write {id} is not in the database"
         );
     }
-    let _ = std::fs::remove_file(&log_path);
 }

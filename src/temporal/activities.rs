@@ -8,6 +8,7 @@ use temporalio_common::error::ApplicationFailure;
 use temporalio_common::protos::temporal::api::failure::v1::Failure;
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
+use tracing::Instrument;
 
 use super::messages::*;
 use super::webhook;
@@ -34,6 +35,40 @@ pub struct ExecutionActivities {
     pub faults: Arc<Faults>,
 }
 
+/// The span of one activity attempt: its name, the run it serves (all but
+/// `prepare_scheduled_run`, which records the activity instead), the calling
+/// workflow and the attempt. Every log line of the activity carries them.
+fn activity_span(ctx: &ActivityContext, run_id: Option<uuid::Uuid>) -> tracing::Span {
+    let info = ctx.info();
+    let span = tracing::info_span!(
+        "temporal_activity",
+        activity = %info.activity_type,
+        run_id = tracing::field::Empty,
+        activity_id = tracing::field::Empty,
+        workflow_id = %info.workflow_id.as_deref().unwrap_or("-"),
+        attempt = info.attempt,
+    );
+    if let Some(run_id) = run_id {
+        span.record("run_id", tracing::field::display(run_id));
+    }
+    span
+}
+
+/// Runs one activity attempt in its span and logs how it ended.
+async fn traced<T>(
+    span: tracing::Span,
+    work: impl Future<Output = Result<T, ActivityError>>,
+) -> Result<T, ActivityError> {
+    let started = std::time::Instant::now();
+    let result = work.instrument(span.clone()).await;
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    span.in_scope(|| match &result {
+        Ok(_) => tracing::debug!(elapsed_ms, "activity completed"),
+        Err(err) => tracing::warn!(elapsed_ms, error = ?err, "activity failed"),
+    });
+    result
+}
+
 fn non_retryable(message: impl Into<String>) -> ActivityError {
     let message: String = message.into();
     ActivityError::application(ApplicationFailure::non_retryable(anyhow::anyhow!(message)))
@@ -55,178 +90,193 @@ impl ExecutionActivities {
     #[activity(name = "prepare_scheduled_run")]
     pub async fn prepare_scheduled_run(
         self: Arc<Self>,
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         input: PrepareScheduledRun,
     ) -> Result<Prepared, ActivityError> {
-        let none = |reason: &str| Prepared {
-            run: None,
-            workflow_id: None,
-            reason: Some(reason.to_owned()),
-        };
-        let Some(activity) = self.activities.get_any(input.activity_id).await? else {
-            return Ok(none("activity does not exist"));
-        };
-        if activity.deleted {
-            return Ok(none("activity was deleted"));
-        }
-        let Some(trigger) = activity.definition.trigger.as_scheduled() else {
-            return Ok(none("activity is no longer scheduled"));
-        };
-        let kind = match trigger.cadence {
-            Cadence::Cron { .. } => RunTrigger::Cron,
-            Cadence::Interval { .. } => RunTrigger::Interval,
-        };
-        let fire = Fire {
-            scheduled_for: input.scheduled_for,
-            now: chrono::Utc::now(),
-            last_window_end: self.runs.last_window_end(activity.id).await?,
-            requested: self
-                .runs
-                .is_requested(activity.id, input.scheduled_for)
-                .await?,
-        };
-        let run_at = |scheduled_for, window_start| RunInput {
-            activity_id: activity.id,
-            trigger: kind,
-            scheduled_for: Some(scheduled_for),
-            event_id: None,
-            event: None,
-            window_start,
-            window_end: Some(scheduled_for),
-            definition_version: activity.version,
-        };
-        let skip = async |reason: SkipReason| -> Result<(), ActivityError> {
-            crate::metrics::SKIPPED_FIRES
-                .with_label_values(&[reason.as_str()])
-                .inc();
-            let workflow_id = ids::scheduled_run_workflow_id(activity.id, input.scheduled_for);
-            self.runs
-                .insert_skipped(
-                    ids::run_id(&workflow_id),
-                    activity.id,
-                    &workflow_id,
-                    kind,
-                    input.scheduled_for,
-                    reason.as_str(),
-                    activity.version,
-                )
-                .await?;
-            Ok(())
-        };
-        Ok(match decide(trigger, fire) {
-            Decision::Run { window_start } => Prepared {
-                run: Some(run_at(input.scheduled_for, window_start)),
-                workflow_id: Some(ids::scheduled_run_workflow_id(
-                    activity.id,
-                    input.scheduled_for,
-                )),
-                reason: None,
-            },
-            Decision::Skip(reason) => {
-                skip(reason).await?;
-                none(reason.as_str())
+        let span = activity_span(&ctx, None);
+        span.record("activity_id", tracing::field::display(input.activity_id));
+        traced(span, async move {
+            let none = |reason: &str| Prepared {
+                run: None,
+                workflow_id: None,
+                reason: Some(reason.to_owned()),
+            };
+            let Some(activity) = self.activities.get_any(input.activity_id).await? else {
+                return Ok(none("activity does not exist"));
+            };
+            if activity.deleted {
+                return Ok(none("activity was deleted"));
             }
-            Decision::Compress {
-                latest,
+            let Some(trigger) = activity.definition.trigger.as_scheduled() else {
+                return Ok(none("activity is no longer scheduled"));
+            };
+            let kind = match trigger.cadence {
+                Cadence::Cron { .. } => RunTrigger::Cron,
+                Cadence::Interval { .. } => RunTrigger::Interval,
+            };
+            let fire = Fire {
+                scheduled_for: input.scheduled_for,
+                now: chrono::Utc::now(),
+                last_window_end: self.runs.last_window_end(activity.id).await?,
+                requested: self
+                    .runs
+                    .is_requested(activity.id, input.scheduled_for)
+                    .await?,
+            };
+            let run_at = |scheduled_for, window_start| RunInput {
+                activity_id: activity.id,
+                trigger: kind,
+                scheduled_for: Some(scheduled_for),
+                event_id: None,
+                event: None,
                 window_start,
-            } => {
-                skip(SkipReason::Compressed).await?;
-                Prepared {
-                    run: Some(run_at(latest, window_start)),
-                    workflow_id: Some(ids::scheduled_run_workflow_id(activity.id, latest)),
-                    reason: Some(SkipReason::Compressed.as_str().to_owned()),
+                window_end: Some(scheduled_for),
+                definition_version: activity.version,
+            };
+            let skip = async |reason: SkipReason| -> Result<(), ActivityError> {
+                crate::metrics::SKIPPED_FIRES
+                    .with_label_values(&[reason.as_str()])
+                    .inc();
+                let workflow_id = ids::scheduled_run_workflow_id(activity.id, input.scheduled_for);
+                self.runs
+                    .insert_skipped(
+                        ids::run_id(&workflow_id),
+                        activity.id,
+                        &workflow_id,
+                        kind,
+                        input.scheduled_for,
+                        reason.as_str(),
+                        activity.version,
+                    )
+                    .await?;
+                Ok(())
+            };
+            Ok(match decide(trigger, fire) {
+                Decision::Run { window_start } => Prepared {
+                    run: Some(run_at(input.scheduled_for, window_start)),
+                    workflow_id: Some(ids::scheduled_run_workflow_id(
+                        activity.id,
+                        input.scheduled_for,
+                    )),
+                    reason: None,
+                },
+                Decision::Skip(reason) => {
+                    skip(reason).await?;
+                    none(reason.as_str())
                 }
-            }
+                Decision::Compress {
+                    latest,
+                    window_start,
+                } => {
+                    skip(SkipReason::Compressed).await?;
+                    Prepared {
+                        run: Some(run_at(latest, window_start)),
+                        workflow_id: Some(ids::scheduled_run_workflow_id(activity.id, latest)),
+                        reason: Some(SkipReason::Compressed.as_str().to_owned()),
+                    }
+                }
+            })
         })
+        .await
     }
 
     /// Upserts the run row and loads the definition version the run executes.
     #[activity(name = "log_run")]
     pub async fn log_run(
         self: Arc<Self>,
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         input: LogRunInput,
     ) -> Result<LoggedRun, ActivityError> {
-        let run = &input.run;
-        let definition = self
-            .runs
-            .definition_at(run.activity_id, run.definition_version)
-            .await
-            .map_err(|e| match e {
-                crate::store::StoreError::NotFound => non_retryable(format!(
-                    "activity {} has no version {}",
-                    run.activity_id, run.definition_version
-                )),
-                other => other.into(),
-            })?;
-        let run_json = serde_json::json!({
-            "run_id": input.run_id,
-            "workflow_id": input.workflow_id,
-            "activity_id": run.activity_id,
-            "activity_name": definition.name,
-            "trigger_type": run.trigger.as_str(),
-            "scheduled_for": run.scheduled_for,
-            "definition_version": run.definition_version,
-        });
-        let context = serde_json::json!({
-            "window": {"start": run.window_start, "end": run.window_end},
-            "event": run.event,
-        });
-        self.runs
-            .insert_run(&NewRun {
-                run_id: input.run_id,
-                activity_id: run.activity_id,
-                workflow_id: &input.workflow_id,
-                trigger: run.trigger,
-                scheduled_for: run.scheduled_for,
-                event_id: run.event_id.as_deref(),
-                window_start: run.window_start,
-                window_end: run.window_end,
-                definition_version: run.definition_version,
-                context: &context,
-                tasks_total: definition.tasks.len() as i32,
-            })
-            .await?;
-        let fail = self
-            .faults
-            .fail_log_run_after_insert
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok();
-        if fail {
-            return Err(anyhow::anyhow!("injected fault: log_run failed after its insert").into());
-        }
-        Ok(LoggedRun {
-            tasks: definition
-                .tasks
-                .into_iter()
-                .map(|t| TaskSpecMessage {
-                    task_type: t.task_type.as_str().to_owned(),
-                    name: t.name,
-                    config: t.config,
+        let span = activity_span(&ctx, Some(input.run_id));
+        traced(span, async move {
+            let run = &input.run;
+            let definition = self
+                .runs
+                .definition_at(run.activity_id, run.definition_version)
+                .await
+                .map_err(|e| match e {
+                    crate::store::StoreError::NotFound => non_retryable(format!(
+                        "activity {} has no version {}",
+                        run.activity_id, run.definition_version
+                    )),
+                    other => other.into(),
+                })?;
+            let run_json = serde_json::json!({
+                "run_id": input.run_id,
+                "workflow_id": input.workflow_id,
+                "activity_id": run.activity_id,
+                "activity_name": definition.name,
+                "trigger_type": run.trigger.as_str(),
+                "scheduled_for": run.scheduled_for,
+                "definition_version": run.definition_version,
+            });
+            let context = serde_json::json!({
+                "window": {"start": run.window_start, "end": run.window_end},
+                "event": run.event,
+            });
+            self.runs
+                .insert_run(&NewRun {
+                    run_id: input.run_id,
+                    activity_id: run.activity_id,
+                    workflow_id: &input.workflow_id,
+                    trigger: run.trigger,
+                    scheduled_for: run.scheduled_for,
+                    event_id: run.event_id.as_deref(),
+                    window_start: run.window_start,
+                    window_end: run.window_end,
+                    definition_version: run.definition_version,
+                    context: &context,
+                    tasks_total: definition.tasks.len() as i32,
                 })
-                .collect(),
-            run: run_json,
-            context,
+                .await?;
+            let fail = self
+                .faults
+                .fail_log_run_after_insert
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok();
+            if fail {
+                return Err(
+                    anyhow::anyhow!("injected fault: log_run failed after its insert").into(),
+                );
+            }
+            Ok(LoggedRun {
+                tasks: definition
+                    .tasks
+                    .into_iter()
+                    .map(|t| TaskSpecMessage {
+                        task_type: t.task_type.as_str().to_owned(),
+                        name: t.name,
+                        config: t.config,
+                    })
+                    .collect(),
+                run: run_json,
+                context,
+            })
         })
+        .await
     }
 
     #[activity(name = "start_task")]
     pub async fn start_task(
         self: Arc<Self>,
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         input: StartTaskInput,
     ) -> Result<(), ActivityError> {
-        self.runs
-            .start_task(
-                input.task_id,
-                input.run_id,
-                &input.workflow_id,
-                &input.task_type,
-                input.index as i32,
-                input.name.as_deref(),
-            )
-            .await?;
-        Ok(())
+        let span = activity_span(&ctx, Some(input.run_id));
+        traced(span, async move {
+            self.runs
+                .start_task(
+                    input.task_id,
+                    input.run_id,
+                    &input.workflow_id,
+                    &input.task_type,
+                    input.index as i32,
+                    input.name.as_deref(),
+                )
+                .await?;
+            Ok(())
+        })
+        .await
     }
 
     /// POSTs `{run, task, context}`; Temporal retries it on failure.
@@ -236,108 +286,121 @@ impl ExecutionActivities {
         ctx: ActivityContext,
         input: WebhookInput,
     ) -> Result<WebhookResponse, ActivityError> {
-        let attempt = ctx.info().attempt;
-        self.runs
-            .record_attempt(input.task_id, attempt as i32)
-            .await?;
-        let url = url::Url::parse(&input.url)
-            .map_err(|e| non_retryable(format!("bad webhook URL: {e}")))?;
-        webhook::check_target(&url, self.allow_internal_webhooks)
-            .await
-            .map_err(non_retryable)?;
-        let body = serde_json::to_vec(&input.body)?;
-        let mut request = self
-            .http
-            .post(url)
-            .timeout(Duration::from_millis(input.timeout_ms))
-            .header("content-type", "application/json")
-            .header("x-acp-task-id", input.task_id.to_string());
-        if let Some(name) = &input.secret_ref {
-            let secret = std::env::var(name).map_err(|_| {
-                non_retryable(format!(
-                    "secret_ref {name} is not set in the worker's environment"
-                ))
-            })?;
-            request = request.header(
-                webhook::SIGNATURE_HEADER,
-                webhook::sign(secret.as_bytes(), &body),
-            );
-        }
-        let response = request
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| anyhow::anyhow!("webhook request failed: {e}"))?;
-        let status = response.status();
-        let text = response.text().await.unwrap_or_default();
-        let body = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
-        if status.is_success() {
-            return Ok(WebhookResponse {
-                status: status.as_u16(),
-                body,
-                attempt,
-            });
-        }
-        let message = format!("webhook answered {status}");
-        // A 4xx other than timeout/rate limit will not get better by retrying.
-        if status.is_client_error() && status.as_u16() != 408 && status.as_u16() != 429 {
-            Err(non_retryable(message))
-        } else {
-            Err(anyhow::anyhow!(message).into())
-        }
+        let span = activity_span(&ctx, Some(input.run_id));
+        traced(span, async move {
+            let attempt = ctx.info().attempt;
+            self.runs
+                .record_attempt(input.task_id, attempt as i32)
+                .await?;
+            let url = url::Url::parse(&input.url)
+                .map_err(|e| non_retryable(format!("bad webhook URL: {e}")))?;
+            webhook::check_target(&url, self.allow_internal_webhooks)
+                .await
+                .map_err(non_retryable)?;
+            let body = serde_json::to_vec(&input.body)?;
+            let mut request = self
+                .http
+                .post(url)
+                .timeout(Duration::from_millis(input.timeout_ms))
+                .header("content-type", "application/json")
+                .header("x-acp-task-id", input.task_id.to_string());
+            if let Some(name) = &input.secret_ref {
+                let secret = std::env::var(name).map_err(|_| {
+                    non_retryable(format!(
+                        "secret_ref {name} is not set in the worker's environment"
+                    ))
+                })?;
+                request = request.header(
+                    webhook::SIGNATURE_HEADER,
+                    webhook::sign(secret.as_bytes(), &body),
+                );
+            }
+            let response = request
+                .body(body)
+                .send()
+                .await
+                .map_err(|e| anyhow::anyhow!("webhook request failed: {e}"))?;
+            let status = response.status();
+            let text = response.text().await.unwrap_or_default();
+            let body = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+            if status.is_success() {
+                return Ok(WebhookResponse {
+                    status: status.as_u16(),
+                    body,
+                    attempt,
+                });
+            }
+            let message = format!("webhook answered {status}");
+            // A 4xx other than timeout/rate limit will not get better by retrying.
+            if status.is_client_error() && status.as_u16() != 408 && status.as_u16() != 429 {
+                Err(non_retryable(message))
+            } else {
+                Err(anyhow::anyhow!(message).into())
+            }
+        })
+        .await
     }
 
     #[activity(name = "finish_task")]
     pub async fn finish_task(
         self: Arc<Self>,
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         input: FinishTaskInput,
     ) -> Result<(), ActivityError> {
-        let status = if input.succeeded {
-            TaskStatus::Succeeded
-        } else {
-            TaskStatus::Failed
-        };
-        self.runs
-            .finish_task(
-                input.task_id,
-                status,
-                input.attempts as i32,
-                input.output.as_ref(),
-                input.error.as_deref(),
-            )
-            .await?;
-        Ok(())
+        let span = activity_span(&ctx, Some(input.run_id));
+        traced(span, async move {
+            let status = if input.succeeded {
+                TaskStatus::Succeeded
+            } else {
+                TaskStatus::Failed
+            };
+            self.runs
+                .finish_task(
+                    input.task_id,
+                    status,
+                    input.attempts as i32,
+                    input.output.as_ref(),
+                    input.error.as_deref(),
+                )
+                .await?;
+            Ok(())
+        })
+        .await
     }
 
     #[activity(name = "finish_run")]
     pub async fn finish_run(
         self: Arc<Self>,
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         input: FinishRunInput,
     ) -> Result<(), ActivityError> {
-        let status = match input.status {
-            RunStatus::Running => RunStatus::Failed,
-            other => other,
-        };
-        let ended = self
-            .runs
-            .finish_run(
-                input.run_id,
-                status,
-                input.error.as_deref(),
-                input.succeeded as i32,
-                input.failed as i32,
-            )
-            .await?;
-        if let Some(activity_id) = ended {
-            crate::metrics::RUNS
-                .with_label_values(&[
-                    &crate::metrics::activity_label(&activity_id),
-                    status.as_str(),
-                ])
-                .inc();
-        }
-        Ok(())
+        let span = activity_span(&ctx, Some(input.run_id));
+        traced(span, async move {
+            let status = match input.status {
+                RunStatus::Running => RunStatus::Failed,
+                other => other,
+            };
+            let ended = self
+                .runs
+                .finish_run(
+                    input.run_id,
+                    status,
+                    input.error.as_deref(),
+                    input.succeeded as i32,
+                    input.failed as i32,
+                )
+                .await?;
+            if let Some(activity_id) = ended {
+                tracing::info!(%activity_id, status = status.as_str(), "run finished");
+                crate::metrics::RUNS
+                    .with_label_values(&[
+                        &crate::metrics::activity_label(&activity_id),
+                        status.as_str(),
+                    ])
+                    .inc();
+            }
+            Ok(())
+        })
+        .await
     }
 }

@@ -83,6 +83,9 @@ pub struct StartTaskInput {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FinishTaskInput {
     pub task_id: Uuid,
+    /// For the activity's span; absent in histories from before it was added.
+    #[serde(default)]
+    pub run_id: Uuid,
     pub succeeded: bool,
     pub attempts: u32,
     pub output: Option<serde_json::Value>,
@@ -92,6 +95,9 @@ pub struct FinishTaskInput {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WebhookInput {
     pub task_id: Uuid,
+    /// For the activity's span; absent in histories from before it was added.
+    #[serde(default)]
+    pub run_id: Uuid,
     pub url: String,
     pub secret_ref: Option<String>,
     pub timeout_ms: u64,

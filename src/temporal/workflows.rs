@@ -294,6 +294,7 @@ impl TaskInstanceWorkflow {
                     .unwrap_or(10_000);
                 let webhook = WebhookInput {
                     task_id,
+                    run_id: input.run_id,
                     url: config
                         .get("url")
                         .and_then(|v| v.as_str())
@@ -392,6 +393,7 @@ impl TaskInstanceWorkflow {
             ExecutionActivities::finish_task,
             FinishTaskInput {
                 task_id,
+                run_id: input.run_id,
                 succeeded: outcome.0.succeeded,
                 attempts: outcome.1,
                 output: outcome.0.succeeded.then(|| outcome.0.output.clone()),
