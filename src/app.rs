@@ -354,11 +354,11 @@ async fn run_service(command: Command, settings: Settings) -> anyhow::Result<()>
         });
     }
     if command == Command::Serve {
-        let reconciler = Reconciler {
-            store: state.store.clone(),
-            gateway: state.gateway.clone(),
-            task_queue: state.task_queue.clone(),
-        };
+        let reconciler = Reconciler::new(
+            state.store.clone(),
+            state.gateway.clone(),
+            &state.task_queue,
+        );
         let interval = settings.reconcile_interval();
         let shutdown = stopped();
         tasks.spawn(async move {

@@ -98,9 +98,44 @@ pub struct Reconciler {
     pub store: ActivityStore,
     pub gateway: Arc<TemporalGateway>,
     pub task_queue: String,
+    /// When Temporal last answered a pass: the start of an outage found later.
+    last_contact: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
 }
 
 impl Reconciler {
+    pub fn new(store: ActivityStore, gateway: Arc<TemporalGateway>, task_queue: &str) -> Self {
+        Self {
+            store,
+            gateway,
+            task_queue: task_queue.to_owned(),
+            last_contact: Default::default(),
+        }
+    }
+
+    /// Records whether Temporal answers, opening or closing an outage period.
+    async fn note_contact(&self) -> Result<(), StoreError> {
+        let now = chrono::Utc::now();
+        let reachable = self.gateway.ping().await.is_ok();
+        let last = {
+            let mut last = self
+                .last_contact
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let previous = *last;
+            if reachable {
+                *last = Some(now);
+            }
+            previous
+        };
+        if reachable {
+            self.store.end_temporal_outage(now).await
+        } else {
+            self.store
+                .begin_temporal_outage(last.unwrap_or(now), now)
+                .await
+        }
+    }
+
     /// One pass over everything, under the cluster-wide lock.
     #[tracing::instrument(skip(self))]
     pub async fn pass(&self) -> Result<PassReport, StoreError> {
@@ -117,6 +152,9 @@ impl Reconciler {
             return Ok(PassReport::default());
         }
         let started = Instant::now();
+        if let Err(err) = self.note_contact().await {
+            tracing::warn!(error = %err, "could not record Temporal's reachability");
+        }
         let mut report = PassReport {
             ran: true,
             ..Default::default()

@@ -97,6 +97,7 @@ async fn check_timeline(
                 "compressed",
                 "paused",
                 "overlap_skipped",
+                "temporal_unavailable",
                 "before_start",
                 "not_yet_fired",
             ];

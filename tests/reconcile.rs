@@ -22,11 +22,11 @@ use temporalio_common::protos::temporal::api::workflowservice::v1::{
 use tonic::IntoRequest;
 
 fn reconciler(app: &TestApp) -> Reconciler {
-    Reconciler {
-        store: app.state.store.clone(),
-        gateway: app.state.gateway.clone(),
-        task_queue: app.state.task_queue.clone(),
-    }
+    Reconciler::new(
+        app.state.store.clone(),
+        app.state.gateway.clone(),
+        &app.state.task_queue,
+    )
 }
 
 async fn sync_state(app: &TestApp, id: &str) -> String {

@@ -453,9 +453,11 @@ pub struct TimelineEntry {
     /// The run's status, or `none`.
     pub status: String,
     /// Why there is no execution: `misfire`, `catchup_limit`, `compressed`
-    /// (recorded skips), `paused`, `before_start`, `not_yet_fired`, or
-    /// `overlap_skipped` (Temporal dropped the fire: a run was still going,
-    /// or the service was down past the catch-up window).
+    /// (recorded skips), `paused`, `before_start`, `not_yet_fired`,
+    /// `temporal_unavailable` (Temporal could not be reached then, and never
+    /// fired the time: it fell outside the catch-up window by the time
+    /// Temporal came back), or `overlap_skipped` (Temporal dropped the fire:
+    /// a run was still going, or the worker was down past the catch-up window).
     pub reason: Option<String>,
 }
 
@@ -524,6 +526,7 @@ pub async fn get_timeline(
         .filter_map(|r| r.scheduled_for.map(|t| (t, r)))
         .collect();
     let pauses = state.store.pauses(id).await?;
+    let outages = state.store.temporal_outages(from, to).await?;
     let now = Utc::now();
     let items = times
         .into_iter()
@@ -548,7 +551,12 @@ pub async fn get_timeline(
             } else if t > now - chrono::Duration::seconds(5) {
                 // In the future, or fired a moment ago and not recorded yet.
                 "not_yet_fired"
-            } else if !activity.definition.enabled {
+            } else if outages.iter().any(|(start, end)| *start <= t && t < *end) {
+                // Temporal was unreachable and never fired it (the time fell
+                // outside the catch-up window by the time it came back).
+                "temporal_unavailable"
+            } else if !activity.definition.enabled && t >= activity.updated_at {
+                // Disabled since its last change: the schedule is paused.
                 "paused"
             } else {
                 "overlap_skipped"

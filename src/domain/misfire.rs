@@ -51,6 +51,8 @@ pub struct Fire {
 }
 
 /// Compress widens a window back to where the last covered window ended.
+/// For an explicitly requested time it only ever widens (a backfill of an old
+/// time must not start after a newer window's end).
 fn compress_window(
     previous: Option<DateTime<Utc>>,
     last_end: Option<DateTime<Utc>>,
@@ -58,6 +60,22 @@ fn compress_window(
     match (previous, last_end) {
         (Some(p), Some(e)) if e < p => Some(e),
         (p, _) => p,
+    }
+}
+
+/// The window of a compressed run for `latest`: from the end of the last
+/// covered window, wherever that is. An old fire delivered late (Temporal
+/// caught up after an outage) may find that newer runs already covered part
+/// of its span: the window then starts where they ended, so windows never
+/// overlap.
+fn compressed_start(
+    previous: Option<DateTime<Utc>>,
+    last_end: Option<DateTime<Utc>>,
+    latest: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    match last_end {
+        Some(e) if e < latest => Some(e),
+        _ => previous,
     }
 }
 
@@ -99,11 +117,15 @@ pub fn decide(trigger: &ScheduledTrigger, fire: Fire) -> Decision {
                 nominal_times_between(&trigger.cadence, fire.scheduled_for, fire.now, 1_000_000);
             match due.last() {
                 None => Decision::Run {
-                    window_start: compress_window(previous, fire.last_window_end),
+                    window_start: compressed_start(
+                        previous,
+                        fire.last_window_end,
+                        fire.scheduled_for,
+                    ),
                 },
                 Some(&latest) => Decision::Compress {
                     latest,
-                    window_start: compress_window(previous, fire.last_window_end),
+                    window_start: compressed_start(previous, fire.last_window_end, latest),
                 },
             }
         }
@@ -223,6 +245,29 @@ mod tests {
             decide(&tr, fire(160, 161, Some(150))),
             Decision::Run {
                 window_start: Some(t(150))
+            }
+        );
+    }
+
+    #[test]
+    fn compress_never_overlaps_a_newer_window() {
+        let tr = trigger(MisfirePolicy::Compress, 10);
+        // Fire 110 delivered at 242, after a compressed run already covered
+        // up to 220: its run for 240 covers [220, 240), not [100, 240).
+        assert_eq!(
+            decide(&tr, fire(110, 242, Some(220))),
+            Decision::Compress {
+                latest: t(240),
+                window_start: Some(t(220))
+            }
+        );
+        // The latest time itself already covered: the ordinary window (the
+        // run is then a duplicate of the one that covered it).
+        assert_eq!(
+            decide(&tr, fire(110, 242, Some(240))),
+            Decision::Compress {
+                latest: t(240),
+                window_start: Some(t(100))
             }
         );
     }

@@ -376,6 +376,50 @@ impl ActivityStore {
         .await?)
     }
 
+    /// Opens an outage period, unless one is open already.
+    pub async fn begin_temporal_outage(
+        &self,
+        since: DateTime<Utc>,
+        detected: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO temporal_outages (started_at, detected_at) VALUES ($1, $2)
+             ON CONFLICT ((ended_at IS NULL)) WHERE ended_at IS NULL DO NOTHING",
+        )
+        .bind(since)
+        .bind(detected)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Closes the open outage period, if there is one.
+    pub async fn end_temporal_outage(&self, at: DateTime<Utc>) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE temporal_outages SET ended_at = greatest($1, started_at) WHERE ended_at IS NULL",
+        )
+        .bind(at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Outage periods that overlap `[from, to)`; an open one ends now.
+    pub async fn temporal_outages(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> StoreResult<Vec<(DateTime<Utc>, DateTime<Utc>)>> {
+        Ok(sqlx::query_as(
+            "SELECT started_at, coalesce(ended_at, now()) FROM temporal_outages
+             WHERE started_at < $2 AND coalesce(ended_at, now()) > $1 ORDER BY started_at",
+        )
+        .bind(from)
+        .bind(to)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     /// Records the outcome of bringing Temporal to `version`. A stale outcome
     /// (the activity moved on meanwhile) is dropped: the newer write syncs itself.
     #[tracing::instrument(skip(self, conflict_token))]

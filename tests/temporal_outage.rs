@@ -1,0 +1,253 @@
+//! The Temporal service itself down for several intervals, then back (same
+//! SQLite file): what each misfire policy makes of the fires it missed.
+//! One dev server of its own, three activities through the same outage.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use common::*;
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+fn at(v: &Value) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(v.as_str().unwrap_or_default())
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_else(|e| panic!("{e}: {v}"))
+}
+
+/// Runs by nominal time; asserts one row per time and contract workflow IDs.
+async fn runs_by_time(app: &TestApp, id: &str) -> BTreeMap<DateTime<Utc>, Value> {
+    let runs = app.runs_of(id).await;
+    let activity = uuid::Uuid::parse_str(id).unwrap_or_else(|e| panic!("{e}"));
+    let by_time: BTreeMap<DateTime<Utc>, Value> = runs
+        .iter()
+        .filter(|r| !r["scheduled_for"].is_null())
+        .map(|r| (at(&r["scheduled_for"]), r.clone()))
+        .collect();
+    assert_eq!(
+        by_time.len(),
+        runs.len(),
+        "one run per nominal time: {runs:?}"
+    );
+    for (t, r) in &by_time {
+        assert_eq!(
+            r["workflow_id"],
+            acp::domain::ids::scheduled_run_workflow_id(activity, *t),
+            "{r}"
+        );
+    }
+    by_time
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn fires_missed_while_temporal_was_down(pool: PgPool) {
+    let mut server = TemporalServer::start();
+    let namespace = new_namespace(&server.address()).await;
+    let app = TestApp::spawn(pool, &server.address(), &namespace).await;
+    let worker = app.worker(false, Default::default());
+    let mut ids = BTreeMap::new();
+    for (policy, limit) in [("skip", 10), ("catchup", 3), ("compress", 10)] {
+        let body = json!({
+            "name": format!("temporal-outage-{policy}"),
+            "trigger": {"type": "interval", "every": "PT2S", "misfire_policy": policy,
+                        "misfire_grace": "PT1S", "catchup_limit": limit},
+            "tasks": [{"task_type": "noop"}]
+        });
+        let created = app.create(&body).await;
+        assert_eq!(created["schedule"]["sync_state"], "synced", "{created}");
+        ids.insert(
+            policy,
+            created["id"].as_str().unwrap_or_default().to_owned(),
+        );
+    }
+    for id in ids.values() {
+        eventually(Duration::from_secs(60), || async {
+            app.runs_of(id)
+                .await
+                .iter()
+                .any(|r| r["status"] == "succeeded")
+                .then_some(())
+        })
+        .await;
+    }
+
+    // The reconciler notices the outage and records it for the timeline.
+    let reconciler = acp::reconcile::Reconciler::new(
+        app.state.store.clone(),
+        app.state.gateway.clone(),
+        &app.state.task_queue,
+    );
+    let (stop_reconciler, stopped) = tokio::sync::oneshot::channel::<()>();
+    let reconciling = tokio::spawn(async move {
+        reconciler
+            .run(Duration::from_secs(2), async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let down = Utc::now();
+    server.stop();
+    // While Temporal is down the API still answers from PostgreSQL.
+    let (status, _) = json(app.get(&format!("/v1/activities/{}", ids["skip"])).await).await;
+    assert_eq!(status, 200);
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    server.restart();
+    let up = Utc::now();
+
+    // Normal runs resume for every policy, with no restart of the service or worker.
+    for id in ids.values() {
+        eventually(Duration::from_secs(90), || async {
+            runs_by_time(&app, id)
+                .await
+                .iter()
+                .any(|(t, r)| *t > up + chrono::Duration::seconds(2) && r["status"] == "succeeded")
+                .then_some(())
+        })
+        .await;
+    }
+    for id in ids.values() {
+        let _ = app
+            .patch(&format!("/v1/activities/{id}"), &json!({"enabled": false}))
+            .await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    worker.stop().await;
+    let _ = stop_reconciler.send(());
+    let _ = reconciling.await;
+
+    // Nominal times well inside the outage (a tick of slack at each edge).
+    let inside = (down + chrono::Duration::seconds(2))..(up - chrono::Duration::seconds(1));
+
+    // skip: nothing of the outage ran; a fire Temporal caught up late is a misfire.
+    let skip = runs_by_time(&app, &ids["skip"]).await;
+    for (t, r) in skip.range(inside.clone()) {
+        assert_eq!(
+            (r["status"].clone(), r["skip_reason"].clone()),
+            (json!("skipped"), json!("misfire")),
+            "skip ran {t}: {skip:?}"
+        );
+    }
+
+    // catchup (limit 3): of the fires Temporal delivered late, at most the
+    // 3 most recent (at the time each was decided) ran, oldest first; every
+    // older one is skipped/catchup_limit. How many of the outage's own times
+    // are among those 3 depends on how long the engine took to catch up.
+    let catchup = runs_by_time(&app, &ids["catchup"]).await;
+    let after: Vec<(&DateTime<Utc>, &Value)> = catchup.range(down..).collect();
+    let late_runs: Vec<DateTime<Utc>> = after
+        .iter()
+        .filter(|(t, r)| {
+            r["status"] == "succeeded" && (at(&r["created_at"]) - **t).num_seconds() >= 2
+        })
+        .map(|(t, _)| **t)
+        .collect();
+    assert!(late_runs.len() <= 3, "{after:?}");
+    for (t, r) in &after {
+        if r["status"] == "skipped" {
+            assert_eq!(r["skip_reason"], "catchup_limit", "{t}: {r}");
+            assert!(
+                after
+                    .iter()
+                    .filter(|(_, r)| r["status"] == "succeeded")
+                    .all(|(run, _)| run > t),
+                "a skipped time is newer than one that ran: {after:?}"
+            );
+        } else {
+            assert_eq!(r["status"], "succeeded", "{r}");
+            assert_eq!((**t - at(&r["window_start"])).num_seconds(), 2, "{r}");
+        }
+    }
+    assert!(
+        after
+            .iter()
+            .any(|(_, r)| r["skip_reason"] == "catchup_limit"),
+        "the outage left nothing to skip: {after:?}"
+    );
+
+    // compress: exactly one run covers the outage, its window reaching back
+    // to the end of the last window before it.
+    let compress = runs_by_time(&app, &ids["compress"]).await;
+    let last_end = compress
+        .range(..down)
+        .filter(|(_, r)| r["status"] == "succeeded")
+        .map(|(_, r)| at(&r["window_end"]))
+        .max();
+    let covering: Vec<&Value> = compress
+        .values()
+        .filter(|r| {
+            r["status"] == "succeeded"
+                && Some(at(&r["window_start"])) == last_end
+                && at(&r["scheduled_for"]) > down
+        })
+        .collect();
+    assert_eq!(covering.len(), 1, "{compress:?}");
+    assert!(
+        (at(&covering[0]["window_end"]) - at(&covering[0]["window_start"])).num_seconds() >= 12
+    );
+    for (t, r) in compress.range(inside.clone()) {
+        if r["status"] == "skipped" {
+            assert_eq!(r["skip_reason"], "compressed", "{t}: {r}");
+        }
+    }
+    for (policy, runs) in [
+        ("skip", &skip),
+        ("catchup", &catchup),
+        ("compress", &compress),
+    ] {
+        eprintln!("{policy} (down {down}, up {up}):");
+        for (t, r) in runs {
+            eprintln!(
+                "  {t} {} {} [{} .. {}) created {}",
+                r["status"], r["skip_reason"], r["window_start"], r["window_end"], r["created_at"]
+            );
+        }
+    }
+    // Windows never overlap and never leave a gap among the runs that ran.
+    let ran: Vec<&Value> = compress
+        .values()
+        .filter(|r| r["status"] == "succeeded")
+        .collect();
+    for pair in ran.windows(2) {
+        assert_eq!(pair[0]["window_end"], pair[1]["window_start"], "{pair:?}");
+    }
+
+    // The timeline accounts for every nominal time of the outage.
+    for id in ids.values() {
+        let path = format!(
+            "/v1/activities/{id}/timeline?from={}&to={}",
+            inside
+                .start
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            inside
+                .end
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        );
+        let (status, timeline) = json(app.get(&path).await).await;
+        assert_eq!(status, 200, "{timeline}");
+        let items = timeline["items"].as_array().cloned().unwrap_or_default();
+        assert!(items.len() >= 4, "{timeline}");
+        for item in &items {
+            assert!(
+                item["run_id"].is_string() || item["reason"].is_string(),
+                "unaccounted: {item}"
+            );
+            // A time of the outage with no run was never fired by Temporal:
+            // the timeline says so.
+            if item["status"] == "none" {
+                assert_eq!(item["reason"], "temporal_unavailable", "{item}");
+            }
+        }
+        eprintln!(
+            "{id}: {}",
+            items
+                .iter()
+                .map(|i| format!("{}={}/{}", i["scheduled_for"], i["status"], i["reason"]))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+}
