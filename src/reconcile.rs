@@ -92,6 +92,8 @@ pub struct PassReport {
     pub synced: usize,
     pub failed: usize,
     pub orphans_deleted: usize,
+    /// Requested times handed to Temporal after it had been unreachable.
+    pub backfills_dispatched: usize,
 }
 
 pub struct Reconciler {
@@ -110,6 +112,37 @@ impl Reconciler {
             task_queue: task_queue.to_owned(),
             last_contact: Default::default(),
         }
+    }
+
+    /// Hands Temporal the requested times it could not take when they were
+    /// asked for (a resume's catch-up, a backfill). Five seconds old at least,
+    /// so a request still in its handler is left alone.
+    async fn dispatch_backfills(&self) -> usize {
+        let runs = crate::store::RunStore::new(self.store.pool().clone());
+        let pending = match runs.undispatched(Duration::from_secs(5)).await {
+            Ok(pending) => pending,
+            Err(err) => {
+                tracing::warn!(error = %err, "could not read pending backfills");
+                return 0;
+            }
+        };
+        let mut dispatched = 0;
+        for (activity_id, times) in pending {
+            let schedule_id = crate::domain::ids::schedule_id(activity_id);
+            match self.gateway.backfill(&schedule_id, &times).await {
+                Ok(()) => {
+                    if let Err(err) = runs.mark_dispatched(activity_id, &times).await {
+                        tracing::warn!(error = %err, %activity_id, "backfill dispatched but not marked");
+                    }
+                    tracing::info!(%activity_id, times = times.len(), "pending backfill dispatched");
+                    dispatched += times.len();
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, %activity_id, "pending backfill still not accepted");
+                }
+            }
+        }
+        dispatched
     }
 
     /// Records whether Temporal answers, opening or closing an outage period.
@@ -184,6 +217,7 @@ impl Reconciler {
         }
         if !temporal_down {
             report.orphans_deleted = self.delete_orphans(&owned).await;
+            report.backfills_dispatched = self.dispatch_backfills().await;
         }
         lock_tx.commit().await?;
         crate::metrics::RECONCILE_DURATION

@@ -486,3 +486,80 @@ async fn backfill_runs_only_the_missing_times(pool: PgPool) {
     }
     worker.stop().await;
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_resume_while_temporal_is_unreachable_catches_up_when_it_returns(pool: PgPool) {
+    let app = app(pool.clone()).await;
+    let worker = app.worker(false, Default::default());
+    let id = create(&app, "catchup", json!({"catchup_limit": 3})).await;
+    wait_succeeded(&app, &id, 1).await;
+    let (status, _) = post(&app, &format!("/v1/activities/{id}/pause"), json!({})).await;
+    assert_eq!(status, 200);
+    tokio::time::sleep(Duration::from_secs(9)).await;
+
+    // The same service, but Temporal is unreachable from it.
+    let cut_off = TestApp::without_temporal(pool).await;
+    let (status, resumed) = json(
+        cut_off
+            .post(&format!("/v1/activities/{id}/resume"), &json!({}))
+            .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{resumed}");
+    assert_eq!(resumed["sync_state"], "pending", "{resumed}");
+    let missed = resumed["missed"].as_array().cloned().unwrap_or_default();
+    let pending: Vec<DateTime<Utc>> = missed
+        .iter()
+        .filter(|m| m["action"] == "pending")
+        .map(|m| at(&m["scheduled_for"]))
+        .collect();
+    assert_eq!(pending.len(), 3, "{resumed}");
+    assert!(
+        missed
+            .iter()
+            .filter(|m| m["action"] != "pending")
+            .all(|m| m["action"] == "skipped" && m["reason"] == "catchup_limit"),
+        "{resumed}"
+    );
+
+    // The reconciler, which reaches Temporal, unpauses the schedule and
+    // hands over the pending catch-up: exactly those times run.
+    let reconciler = acp::reconcile::Reconciler::new(
+        app.state.store.clone(),
+        app.state.gateway.clone(),
+        &app.state.task_queue,
+    );
+    let dispatched = eventually(Duration::from_secs(30), || async {
+        let report = reconciler.pass().await.unwrap_or_else(|e| panic!("{e}"));
+        (report.backfills_dispatched > 0).then_some(report.backfills_dispatched)
+    })
+    .await;
+    assert_eq!(dispatched, 3);
+    eventually(Duration::from_secs(60), || async {
+        let runs = runs_by_time(&app, &id).await;
+        pending
+            .iter()
+            .all(|t| runs.get(t).is_some_and(|r| r["status"] == "succeeded"))
+            .then_some(())
+    })
+    .await;
+    let runs = runs_by_time(&app, &id).await;
+    for t in &pending {
+        assert_eq!(
+            runs[t]["workflow_id"],
+            acp::domain::ids::scheduled_run_workflow_id(
+                uuid::Uuid::parse_str(&id).unwrap_or_default(),
+                *t
+            )
+        );
+    }
+    let (_, schedule) = json(app.get(&format!("/v1/activities/{id}/schedule")).await).await;
+    assert_eq!(schedule["paused"], false, "{schedule}");
+    // A second pass has nothing left to hand over.
+    let report = reconciler.pass().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.backfills_dispatched, 0);
+    let _ = app
+        .patch(&format!("/v1/activities/{id}"), &json!({"enabled": false}))
+        .await;
+    worker.stop().await;
+}

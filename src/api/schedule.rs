@@ -34,7 +34,10 @@ pub struct NominalTimeOutcome {
     pub scheduled_for: DateTime<Utc>,
     /// `workflow_id` the time runs (or would run) under.
     pub workflow_id: String,
-    /// `backfilled` (it will run), `duplicate` (it already ran), or `skipped`.
+    /// `backfilled` (Temporal accepted it: it will run), `pending` (recorded,
+    /// but Temporal could not be reached: the reconciler hands it over when
+    /// Temporal returns, and it runs then), `duplicate` (it already ran), or
+    /// `skipped`.
     pub action: String,
     /// For `skipped`: `paused`, `catchup_limit` or `compressed`.
     pub reason: Option<String>,
@@ -77,6 +80,28 @@ fn temporal_error(err: GatewayError) -> ApiError {
     match err {
         GatewayError::Rejected(m) => ApiError::Conflict(format!("Temporal refused: {m}")),
         _ => ApiError::Unavailable("Temporal".into()),
+    }
+}
+
+/// Records `times` as requested and asks Temporal to backfill them. `true`
+/// when Temporal accepted; `false` when it could not be reached: the request
+/// stays recorded and the reconciler dispatches it when Temporal returns.
+async fn request_backfill(
+    state: &AppState,
+    id: uuid::Uuid,
+    times: &[DateTime<Utc>],
+) -> ApiResult<bool> {
+    state.runs.request_times(id, times).await?;
+    match state.gateway.backfill(&ids::schedule_id(id), times).await {
+        Ok(()) => {
+            state.runs.mark_dispatched(id, times).await?;
+            Ok(true)
+        }
+        Err(GatewayError::Rejected(m)) => Err(ApiError::Conflict(format!("Temporal refused: {m}"))),
+        Err(err) => {
+            tracing::warn!(error = %err, "backfill recorded; Temporal unreachable, the reconciler will dispatch it");
+            Ok(false)
+        }
     }
 }
 
@@ -226,19 +251,12 @@ pub async fn resume_activity(
                 reason: Some(reason.map(|r| r.as_str()).unwrap_or("paused").to_owned()),
             });
         }
-        if !to_run.is_empty() {
-            state.runs.request_times(id, to_run).await?;
-            state
-                .gateway
-                .backfill(&schedule_id, to_run)
-                .await
-                .map_err(temporal_error)?;
-        }
+        let dispatched = to_run.is_empty() || request_backfill(&state, id, to_run).await?;
         for t in to_run {
             missed.push(NominalTimeOutcome {
                 scheduled_for: *t,
                 workflow_id: ids::scheduled_run_workflow_id(id, *t),
-                action: "backfilled".into(),
+                action: if dispatched { "backfilled" } else { "pending" }.into(),
                 reason: None,
             });
         }
@@ -332,14 +350,7 @@ pub async fn backfill_activity(
         .collect();
     let (done, todo): (Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) =
         times.iter().partition(|t| ran.contains(t));
-    if !todo.is_empty() {
-        state.runs.request_times(id, &todo).await?;
-        state
-            .gateway
-            .backfill(&ids::schedule_id(id), &todo)
-            .await
-            .map_err(temporal_error)?;
-    }
+    let dispatched = todo.is_empty() || request_backfill(&state, id, &todo).await?;
     let outcome = |t: &DateTime<Utc>, action: &str| NominalTimeOutcome {
         scheduled_for: *t,
         workflow_id: ids::scheduled_run_workflow_id(id, *t),
@@ -348,7 +359,8 @@ pub async fn backfill_activity(
     };
     let mut outcomes: Vec<NominalTimeOutcome> =
         done.iter().map(|t| outcome(t, "duplicate")).collect();
-    outcomes.extend(todo.iter().map(|t| outcome(t, "backfilled")));
+    let action = if dispatched { "backfilled" } else { "pending" };
+    outcomes.extend(todo.iter().map(|t| outcome(t, action)));
     outcomes.sort_by_key(|o| o.scheduled_for);
     Ok((
         axum::http::StatusCode::ACCEPTED,

@@ -260,6 +260,47 @@ impl RunStore {
         Ok(())
     }
 
+    /// Marks requested times as accepted by Temporal.
+    pub async fn mark_dispatched(
+        &self,
+        activity_id: Uuid,
+        times: &[DateTime<Utc>],
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE backfill_requests SET dispatched_at = now()
+             WHERE activity_id = $1 AND scheduled_for = ANY($2) AND dispatched_at IS NULL",
+        )
+        .bind(activity_id)
+        .bind(times)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Requested times that Temporal has not accepted yet, asked for at least
+    /// `older_than` ago (younger ones may still be in their request), by
+    /// activity, for live scheduled activities. Times that ran meanwhile are
+    /// left out.
+    pub async fn undispatched(
+        &self,
+        older_than: std::time::Duration,
+    ) -> StoreResult<Vec<(Uuid, Vec<DateTime<Utc>>)>> {
+        let rows: Vec<(Uuid, Vec<DateTime<Utc>>)> = sqlx::query_as(
+            "SELECT b.activity_id, array_agg(b.scheduled_for ORDER BY b.scheduled_for)
+             FROM backfill_requests b JOIN activities a ON a.id = b.activity_id
+             WHERE b.dispatched_at IS NULL AND a.deleted_at IS NULL
+               AND b.requested_at < now() - make_interval(secs => $1)
+               AND NOT EXISTS (SELECT 1 FROM activity_runs r
+                               WHERE r.activity_id = b.activity_id AND r.scheduled_for = b.scheduled_for
+                                 AND r.status <> 'skipped')
+             GROUP BY b.activity_id",
+        )
+        .bind(older_than.as_secs_f64())
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows)
+    }
+
     /// Runs of an activity at nominal times in `[from, to)`.
     pub async fn scheduled_between(
         &self,
