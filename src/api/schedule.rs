@@ -200,11 +200,13 @@ pub async fn resume_activity(
     IdParam(id): IdParam,
     OptionalJsonBody(request): OptionalJsonBody<PauseRequest>,
 ) -> ApiResult<Json<PauseResponse>> {
+    // The instant before the schedule is unpaused: a time after it may be
+    // fired by Temporal itself, so it is not one this resume has to account for.
+    let now = Utc::now();
     let (activity, paused_since, outcome) = set_paused(&state, id, false, request).await?;
     let trigger = scheduled(&activity)?;
     let mut missed = Vec::new();
     if let Some(since) = paused_since {
-        let now = Utc::now();
         let schedule_id = ids::schedule_id(id);
         // The schedule's own matching times; our own computation if Temporal
         // cannot say (it is the same spec).
@@ -212,9 +214,19 @@ pub async fn resume_activity(
             Ok(times) => times,
             Err(_) => nominal_times_between(&trigger.cadence, since, now, 100_000),
         };
+        // A time fired in the moment before the pause took effect has run:
+        // it was not missed.
+        let ran: std::collections::HashSet<DateTime<Utc>> = state
+            .runs
+            .scheduled_between(id, since, now + chrono::Duration::seconds(1))
+            .await?
+            .into_iter()
+            .filter(|r| r.status != "skipped")
+            .filter_map(|r| r.scheduled_for)
+            .collect();
         let times: Vec<DateTime<Utc>> = times
             .into_iter()
-            .filter(|t| *t > since && *t <= now)
+            .filter(|t| *t > since && *t <= now && !ran.contains(t))
             .collect();
         let run_count = match trigger.misfire_policy {
             MisfirePolicy::Skip => 0,
