@@ -5,7 +5,7 @@
 FROM rust:1-bookworm AS builder
 # The Temporal SDK's protos crate runs protoc in its build script.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends protobuf-compiler \
+ && apt-get install -y --no-install-recommends protobuf-compiler libprotobuf-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Strip symbols (measured here: 65 MB -> 50 MB); set before the first build so the

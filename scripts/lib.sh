@@ -127,11 +127,16 @@ apt_install() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$package" >/dev/null
 }
 
+# protoc and the well-known types it imports (google/protobuf/*.proto): the
+# latter come with libprotobuf-dev, which protobuf-compiler only recommends.
 ensure_protoc() {
-    command -v protoc >/dev/null 2>&1 && return 0
-    log "protoc not found"
-    apt_install protobuf-compiler
+    local wkt=/usr/include/google/protobuf/field_mask.proto
+    command -v protoc >/dev/null 2>&1 && [[ -f $wkt ]] && return 0
+    log "protoc or its well-known types not found"
+    command -v protoc >/dev/null 2>&1 || apt_install protobuf-compiler
+    [[ -f $wkt ]] || apt_install libprotobuf-dev
     command -v protoc >/dev/null 2>&1 || die "protoc still missing after installing protobuf-compiler"
+    [[ -f $wkt ]] || die "$wkt still missing after installing libprotobuf-dev"
 }
 
 # Headless Chromium for the Swagger UI browser test: Debian's package, never a
