@@ -38,7 +38,7 @@ pub struct ExecutionActivities {
 /// The span of one activity attempt: its name, the run it serves (all but
 /// `prepare_scheduled_run`, which records the activity instead), the calling
 /// workflow and the attempt. Every log line of the activity carries them.
-fn activity_span(ctx: &ActivityContext, run_id: Option<uuid::Uuid>) -> tracing::Span {
+fn activity_span(ctx: &ActivityContext, run_id: Option<uuid::Uuid>) -> Attempt {
     let info = ctx.info();
     let span = tracing::info_span!(
         "temporal_activity",
@@ -51,17 +51,33 @@ fn activity_span(ctx: &ActivityContext, run_id: Option<uuid::Uuid>) -> tracing::
     if let Some(run_id) = run_id {
         span.record("run_id", tracing::field::display(run_id));
     }
-    span
+    Attempt {
+        span,
+        activity_type: info.activity_type.clone(),
+    }
+}
+
+/// One activity attempt: its span, and its type for the latency histogram.
+struct Attempt {
+    span: tracing::Span,
+    activity_type: String,
 }
 
 /// Runs one activity attempt in its span and logs how it ended.
 async fn traced<T>(
-    span: tracing::Span,
+    Attempt {
+        span,
+        activity_type,
+    }: Attempt,
     work: impl Future<Output = Result<T, ActivityError>>,
 ) -> Result<T, ActivityError> {
     let started = std::time::Instant::now();
     let result = work.instrument(span.clone()).await;
-    let elapsed_ms = started.elapsed().as_millis() as u64;
+    let elapsed = started.elapsed();
+    crate::metrics::TASK_LATENCY
+        .with_label_values(&[activity_type.as_str()])
+        .observe(elapsed.as_secs_f64());
+    let elapsed_ms = elapsed.as_millis() as u64;
     span.in_scope(|| match &result {
         Ok(_) => tracing::debug!(elapsed_ms, "activity completed"),
         Err(err) => tracing::warn!(elapsed_ms, error = ?err, "activity failed"),
@@ -93,9 +109,11 @@ impl ExecutionActivities {
         ctx: ActivityContext,
         input: PrepareScheduledRun,
     ) -> Result<Prepared, ActivityError> {
-        let span = activity_span(&ctx, None);
-        span.record("activity_id", tracing::field::display(input.activity_id));
-        traced(span, async move {
+        let attempt = activity_span(&ctx, None);
+        attempt
+            .span
+            .record("activity_id", tracing::field::display(input.activity_id));
+        traced(attempt, async move {
             let none = |reason: &str| Prepared {
                 run: None,
                 workflow_id: None,
@@ -187,8 +205,8 @@ impl ExecutionActivities {
         ctx: ActivityContext,
         input: LogRunInput,
     ) -> Result<LoggedRun, ActivityError> {
-        let span = activity_span(&ctx, Some(input.run_id));
-        traced(span, async move {
+        let attempt = activity_span(&ctx, Some(input.run_id));
+        traced(attempt, async move {
             let run = &input.run;
             let definition = self
                 .runs
@@ -262,8 +280,8 @@ impl ExecutionActivities {
         ctx: ActivityContext,
         input: StartTaskInput,
     ) -> Result<(), ActivityError> {
-        let span = activity_span(&ctx, Some(input.run_id));
-        traced(span, async move {
+        let attempt = activity_span(&ctx, Some(input.run_id));
+        traced(attempt, async move {
             self.runs
                 .start_task(
                     input.task_id,
@@ -286,8 +304,8 @@ impl ExecutionActivities {
         ctx: ActivityContext,
         input: WebhookInput,
     ) -> Result<WebhookResponse, ActivityError> {
-        let span = activity_span(&ctx, Some(input.run_id));
-        traced(span, async move {
+        let attempt = activity_span(&ctx, Some(input.run_id));
+        traced(attempt, async move {
             let attempt = ctx.info().attempt;
             self.runs
                 .record_attempt(input.task_id, attempt as i32)
@@ -347,8 +365,8 @@ impl ExecutionActivities {
         ctx: ActivityContext,
         input: FinishTaskInput,
     ) -> Result<(), ActivityError> {
-        let span = activity_span(&ctx, Some(input.run_id));
-        traced(span, async move {
+        let attempt = activity_span(&ctx, Some(input.run_id));
+        traced(attempt, async move {
             let status = if input.succeeded {
                 TaskStatus::Succeeded
             } else {
@@ -374,8 +392,8 @@ impl ExecutionActivities {
         ctx: ActivityContext,
         input: FinishRunInput,
     ) -> Result<(), ActivityError> {
-        let span = activity_span(&ctx, Some(input.run_id));
-        traced(span, async move {
+        let attempt = activity_span(&ctx, Some(input.run_id));
+        traced(attempt, async move {
             let status = match input.status {
                 RunStatus::Running => RunStatus::Failed,
                 other => other,
