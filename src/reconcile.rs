@@ -21,6 +21,10 @@ use crate::temporal::{GatewayError, ScheduleView, TemporalGateway};
 /// `pg_try_advisory_xact_lock` key: "acp-reconcile".
 pub const RECONCILE_LOCK_KEY: i64 = 0x0061_6370_7265_636f;
 
+/// How many synced schedules one pass re-reads from Temporal to find drift;
+/// with a 5 s cadence, 1000 activities are all checked every 100 s.
+pub const DRIFT_CHECKS_PER_PASS: usize = 50;
+
 /// What one sync did.
 #[derive(Debug, Clone)]
 pub struct SyncOutcome {
@@ -195,12 +199,28 @@ impl Reconciler {
         let candidates = self.store.reconcile_candidates().await?;
         let mut owned: HashSet<Uuid> = HashSet::new();
         let mut temporal_down = false;
+        let mut drift_checks = 0;
         for activity in &candidates {
-            if desired_schedule(activity, &self.task_queue).is_some() {
+            let wants_schedule = desired_schedule(activity, &self.task_queue).is_some();
+            if wants_schedule {
                 owned.insert(activity.id);
             }
             if temporal_down {
                 continue;
+            }
+            if activity.is_synced() {
+                // No schedule wanted and its absence already confirmed: the
+                // orphan sweep below removes one made behind our back.
+                if !wants_schedule {
+                    continue;
+                }
+                // Drift checks of synced schedules, oldest check first, a
+                // bounded number per pass so that Temporal's load does not
+                // grow with the number of activities every few seconds.
+                if drift_checks == DRIFT_CHECKS_PER_PASS {
+                    continue;
+                }
+                drift_checks += 1;
             }
             report.checked += 1;
             let outcome =

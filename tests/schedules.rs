@@ -64,12 +64,14 @@ async fn every_trigger_kind_and_policy_maps_to_its_schedule(pool: PgPool) {
         let id = created["id"].as_str().unwrap_or_default().to_owned();
         assert_eq!(created["schedule"]["sync_state"], "synced", "{created}");
         assert_eq!(created["schedule"]["schedule_id"], format!("activity-{id}"));
+        // Reading the activity asks Temporal for its next fire times.
+        let (_, read) = json(app.get(&format!("/v1/activities/{id}")).await).await;
         assert!(
-            !created["schedule"]["next_fire_times"]
+            !read["schedule"]["next_fire_times"]
                 .as_array()
                 .unwrap()
                 .is_empty(),
-            "{created}"
+            "{read}"
         );
 
         let described = describe_schedule(

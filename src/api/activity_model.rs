@@ -129,8 +129,10 @@ pub struct ScheduleStatus {
     pub sync_state: String,
     pub last_synced_at: Option<DateTime<Utc>>,
     pub last_error: Option<String>,
-    /// The next nominal fire times, from Temporal; empty when it cannot be
-    /// asked (and in lists).
+    /// The next nominal fire times, asked of Temporal by
+    /// `GET /v1/activities/{id}`. Empty in lists, when Temporal cannot be
+    /// asked, and after a create (which costs Temporal one call, not a
+    /// read-back: read the activity for its fire times).
     pub next_fire_times: Vec<DateTime<Utc>>,
 }
 

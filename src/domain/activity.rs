@@ -152,6 +152,14 @@ impl Activity {
         self.definition.trigger.as_scheduled().is_some()
     }
 
+    /// Whether Temporal was last brought to this very version.
+    pub fn is_synced(&self) -> bool {
+        matches!(
+            self.sync.state,
+            SyncState::Synced | SyncState::NotApplicable
+        ) && self.sync.synced_version == Some(self.version)
+    }
+
     /// Whether the schedule should be paused: disabled, or paused by a user.
     pub fn schedule_paused(&self) -> bool {
         !self.definition.enabled || self.paused

@@ -451,12 +451,15 @@ impl ActivityStore {
     }
 
     /// Everything the reconciler must look at: live activities, and deleted ones
-    /// whose schedule may still exist.
+    /// whose schedule may still exist. Those not in sync come first, then the
+    /// synced ones by how long ago they were last checked.
     pub async fn reconcile_candidates(&self) -> StoreResult<Vec<Activity>> {
         let rows: Vec<ActivityRow> = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM activities
              WHERE deleted_at IS NULL OR sync_state <> 'not_applicable'
-             ORDER BY id"
+             ORDER BY (sync_state IN ('synced', 'not_applicable')
+                       AND synced_version IS NOT DISTINCT FROM version),
+                      last_synced_at NULLS FIRST, id"
         ))
         .fetch_all(&self.pool)
         .await?;

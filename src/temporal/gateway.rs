@@ -251,12 +251,13 @@ impl TemporalGateway {
         .await
     }
 
+    /// Creates a schedule; returns its conflict token.
     #[tracing::instrument(skip(self, desired))]
     pub async fn create(
         &self,
         schedule_id: &str,
         desired: &DesiredSchedule,
-    ) -> Result<(), GatewayError> {
+    ) -> Result<Vec<u8>, GatewayError> {
         self.bounded(async {
             let mut client = self.client().await?;
             let request = self.request(CreateScheduleRequest {
@@ -271,8 +272,8 @@ impl TemporalGateway {
                 memo: Some(desired.memo.clone()),
                 ..Default::default()
             });
-            WorkflowService::create_schedule(&mut client, request).await?;
-            Ok(())
+            let response = WorkflowService::create_schedule(&mut client, request).await?;
+            Ok(response.into_inner().conflict_token)
         })
         .await
     }
@@ -468,6 +469,10 @@ impl TemporalGateway {
     /// write: a schedule whose token differs was changed by someone else and
     /// is rewritten even if its memo still looks right. Returns what Temporal
     /// holds afterwards (its conflict token is the next drift check's).
+    ///
+    /// A schedule we never wrote is created first: one call, and what Temporal
+    /// holds is exactly what we sent. Only when it already exists (a retried
+    /// create, or a schedule made behind our back) is it read and replaced.
     #[tracing::instrument(skip(self, desired, known_token))]
     pub async fn apply(
         &self,
@@ -479,22 +484,34 @@ impl TemporalGateway {
             self.delete(schedule_id).await?;
             return Ok(None);
         };
-        match self.describe(schedule_id).await? {
-            None => match self.create(schedule_id, desired).await {
-                Ok(()) | Err(GatewayError::AlreadyExists) => {}
+        if known_token.is_none() {
+            match self.create(schedule_id, desired).await {
+                Ok(token) => return Ok(Some(ScheduleView::created(desired, token))),
+                Err(GatewayError::AlreadyExists) => {}
                 Err(e) => return Err(e),
-            },
-            Some(current) => {
-                let untouched = known_token == Some(current.conflict_token.as_slice());
-                if untouched && is_current(&current, desired) {
-                    return Ok(Some(current));
-                }
-                self.update(schedule_id, desired, current.conflict_token)
-                    .await?;
             }
         }
-        // Read back what Temporal now holds: a create racing another create,
-        // or an update, may leave something other than what we sent.
+        let current = match self.describe(schedule_id).await? {
+            Some(current) => current,
+            // Deleted behind our back since we last wrote it.
+            None => {
+                return match self.create(schedule_id, desired).await {
+                    Ok(token) => Ok(Some(ScheduleView::created(desired, token))),
+                    Err(GatewayError::AlreadyExists) => Err(GatewayError::Unavailable(
+                        "schedule re-created concurrently; the next sync settles it".into(),
+                    )),
+                    Err(e) => Err(e),
+                };
+            }
+        };
+        let untouched = known_token == Some(current.conflict_token.as_slice());
+        if untouched && is_current(&current, desired) {
+            return Ok(Some(current));
+        }
+        self.update(schedule_id, desired, current.conflict_token)
+            .await?;
+        // Read back the new conflict token (an update answers none), and make
+        // sure a concurrent writer did not leave something else.
         match self.describe(schedule_id).await? {
             Some(view) if is_current(&view, desired) => Ok(Some(view)),
             Some(view) => {

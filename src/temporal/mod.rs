@@ -29,6 +29,26 @@ pub struct ScheduleView {
     pub running_workflow_ids: Vec<String>,
 }
 
+impl ScheduleView {
+    /// A schedule this service has just created: what it sent, with the
+    /// conflict token Temporal answered. Fire times and counters are not
+    /// known without asking again, and a fresh schedule has no history.
+    pub fn created(desired: &translate::DesiredSchedule, conflict_token: Vec<u8>) -> Self {
+        Self {
+            paused: desired.paused,
+            note: desired
+                .schedule
+                .state
+                .as_ref()
+                .map(|s| s.notes.clone())
+                .filter(|n| !n.is_empty()),
+            spec_hash: Some(desired.spec_hash.clone()),
+            conflict_token,
+            ..Default::default()
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ScheduleActionView {
     pub scheduled_time: Option<DateTime<Utc>>,
