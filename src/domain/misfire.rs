@@ -79,6 +79,24 @@ fn compressed_start(
     }
 }
 
+/// What a catch-up runs once a fire finds itself `catchup_limit` or more
+/// nominal times behind: the most recent `catchup_limit` times after it, up
+/// to `now`. The first fire of a backlog decides for the whole backlog, so
+/// that the set does not slide while the backlog drains: the launcher records
+/// these times as asked for, and each runs when its own fire arrives however
+/// late by then. Older times of the backlog, decided one by one, find the
+/// same newer times ahead of them and are skipped.
+pub fn catch_up_times(
+    trigger: &ScheduledTrigger,
+    scheduled_for: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Vec<DateTime<Utc>> {
+    let limit = trigger.catchup_limit.get() as usize;
+    let mut due = nominal_times_between(&trigger.cadence, scheduled_for, now, 1_000_000);
+    let older = due.len().saturating_sub(limit);
+    due.split_off(older)
+}
+
 pub fn decide(trigger: &ScheduledTrigger, fire: Fire) -> Decision {
     let previous = previous_nominal(&trigger.cadence, fire.scheduled_for);
     let policy = trigger.misfire_policy;
@@ -189,6 +207,19 @@ mod tests {
                 window_start: Some(t(90))
             }
         );
+    }
+
+    #[test]
+    fn a_backlog_catches_up_its_most_recent_limit_times() {
+        let tr = trigger(MisfirePolicy::Catchup, 3);
+        // Fired for 100, decided at 155: 110..150 are due; the newest 3 run.
+        assert_eq!(
+            catch_up_times(&tr, t(100), t(155)),
+            vec![t(130), t(140), t(150)]
+        );
+        // Fewer due than the limit: all of them.
+        assert_eq!(catch_up_times(&tr, t(100), t(125)), vec![t(110), t(120)]);
+        assert!(catch_up_times(&tr, t(100), t(105)).is_empty());
     }
 
     #[test]

@@ -260,6 +260,25 @@ impl RunStore {
         Ok(())
     }
 
+    /// Records the times a catch-up decided to run as asked for. Temporal
+    /// already holds their fires (buffered behind the backlog), so they count
+    /// as dispatched: nothing hands them over again.
+    pub async fn plan_catch_up(
+        &self,
+        activity_id: Uuid,
+        times: &[DateTime<Utc>],
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO backfill_requests (activity_id, scheduled_for, dispatched_at)
+             SELECT $1, t, now() FROM unnest($2::timestamptz[]) AS t ON CONFLICT DO NOTHING",
+        )
+        .bind(activity_id)
+        .bind(times)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     /// Marks requested times as accepted by Temporal.
     pub async fn mark_dispatched(
         &self,

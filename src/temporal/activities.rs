@@ -13,7 +13,7 @@ use tracing::Instrument;
 use super::messages::*;
 use super::webhook;
 use crate::domain::ids;
-use crate::domain::misfire::{Decision, Fire, SkipReason, decide};
+use crate::domain::misfire::{Decision, Fire, SkipReason, catch_up_times, decide};
 use crate::domain::run::{RunStatus, RunTrigger, TaskStatus};
 use crate::domain::trigger::Cadence;
 use crate::store::runs::NewRun;
@@ -179,6 +179,15 @@ impl ExecutionActivities {
                     reason: None,
                 },
                 Decision::Skip(reason) => {
+                    if reason == SkipReason::CatchupLimit {
+                        let times = catch_up_times(trigger, input.scheduled_for, fire.now);
+                        self.runs.plan_catch_up(activity.id, &times).await?;
+                        tracing::info!(
+                            scheduled_for = %input.scheduled_for,
+                            catch_up = ?times,
+                            "behind by the catch-up limit: the most recent times will run"
+                        );
+                    }
                     skip(reason).await?;
                     none(reason.as_str())
                 }

@@ -701,3 +701,98 @@ pub fn cli_key(pool: &PgPool, scope: &str) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
+
+/// What a catch-up after an outage must leave, for runs keyed by nominal
+/// time from `from` on, at a cadence of `every`: the backlog's older times
+/// are skipped (`catchup_limit`) as one unbroken stretch, exactly the `limit`
+/// nominal times right after it ran, each with its own window, and nothing
+/// else was skipped. Returns the skipped times and the caught-up ones.
+pub fn assert_caught_up(
+    runs: &std::collections::BTreeMap<chrono::DateTime<chrono::Utc>, Value>,
+    from: chrono::DateTime<chrono::Utc>,
+    limit: usize,
+    every: chrono::Duration,
+) -> (
+    Vec<chrono::DateTime<chrono::Utc>>,
+    Vec<chrono::DateTime<chrono::Utc>>,
+) {
+    let after: Vec<(&chrono::DateTime<chrono::Utc>, &Value)> = runs.range(from..).collect();
+    let summary: Vec<String> = runs
+        .iter()
+        .map(|(t, r)| {
+            format!(
+                "{} {} {} (recorded {})",
+                t.format("%H:%M:%S"),
+                r["status"].as_str().unwrap_or("-"),
+                r["skip_reason"].as_str().unwrap_or(""),
+                r["created_at"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    let after_summary = format!("from {from}: {summary:#?}");
+    let skipped: Vec<usize> = after
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, r))| r["status"] == "skipped")
+        .map(|(i, _)| i)
+        .collect();
+    let (Some(&first), Some(&last)) = (skipped.first(), skipped.last()) else {
+        panic!("the outage left nothing to skip: {after_summary}");
+    };
+    assert_eq!(
+        last - first + 1,
+        skipped.len(),
+        "the skipped times are not one stretch: {after_summary}"
+    );
+    for (t, r) in &after[first..=last] {
+        assert_eq!(r["skip_reason"], "catchup_limit", "{t}: {r}");
+    }
+    let caught_up = &after[last + 1..];
+    assert!(
+        caught_up.len() >= limit,
+        "fewer than {limit} times after the skipped ones: {after_summary}"
+    );
+    let mut expected = *after[last].0;
+    for (t, r) in &caught_up[..limit] {
+        expected += every;
+        assert_eq!(
+            **t, expected,
+            "the caught-up times are not the next ones: {after_summary}"
+        );
+        assert_eq!(r["status"], "succeeded", "{t}: {r}");
+        let window_start = r["window_start"]
+            .as_str()
+            .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+            .map(|d| d.with_timezone(&chrono::Utc));
+        assert_eq!(window_start, Some(**t - every), "{t}: {r}");
+    }
+    (
+        after[first..=last].iter().map(|(t, _)| **t).collect(),
+        caught_up[..limit].iter().map(|(t, _)| **t).collect(),
+    )
+}
+
+/// Whether a backlog of buffered fires has been worked through: some run
+/// succeeded for a nominal time after the moment the last skipped fire was
+/// decided. Buffered fires run one at a time, oldest first, so every fire
+/// decided before it, and every time a catch-up chose, has run by then.
+pub fn backlog_drained(
+    runs: &std::collections::BTreeMap<chrono::DateTime<chrono::Utc>, Value>,
+) -> bool {
+    let parse = |v: &Value| {
+        v.as_str()
+            .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+            .map(|d| d.with_timezone(&chrono::Utc))
+    };
+    let last_decided = runs
+        .values()
+        .filter(|r| r["status"] == "skipped")
+        .filter_map(|r| parse(&r["created_at"]))
+        .max();
+    match last_decided {
+        None => true,
+        Some(decided) => runs
+            .iter()
+            .any(|(t, r)| *t > decided && r["status"] == "succeeded"),
+    }
+}
