@@ -736,6 +736,17 @@ pub fn assert_caught_up(
         .filter(|(_, (_, r))| r["status"] == "skipped")
         .map(|(i, _)| i)
         .collect();
+    for (t, r) in &after {
+        let activity: uuid::Uuid = r["activity_id"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no activity_id: {r}"));
+        assert_eq!(
+            r["workflow_id"],
+            acp::domain::ids::scheduled_run_workflow_id(activity, **t),
+            "{t}: {r}"
+        );
+    }
     let (Some(&first), Some(&last)) = (skipped.first(), skipped.last()) else {
         panic!("the outage left nothing to skip: {after_summary}");
     };
