@@ -61,12 +61,29 @@ pub type StoreResult<T> = Result<T, StoreError>;
 /// A pool that does not need the database to be up yet: connections are made
 /// on demand, and a request waits at most `acquire_timeout` before it gets a
 /// 503 instead of hanging.
+///
+/// sqlx already pings a connection when it goes back to the pool; a second
+/// ping when it is taken out again is a round trip per query for nothing
+/// under load. Only a connection that sat idle for a while (long enough for
+/// the server to have gone away meanwhile) is pinged before use.
 pub fn lazy_pool(url: &str, max_connections: u32) -> anyhow::Result<PgPool> {
     Ok(PgPoolOptions::new()
         .max_connections(max_connections)
         .acquire_timeout(Duration::from_secs(3))
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for > IDLE_BEFORE_PING {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
         .connect_lazy(url)?)
 }
+
+/// How long a pooled connection may sit idle and still be used unchecked.
+const IDLE_BEFORE_PING: Duration = Duration::from_millis(500);
 
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
