@@ -451,3 +451,29 @@ async fn bad_events_name_their_field(pool: PgPool) {
     }
     assert_eq!(app.get("/v1/events/evt_missing").await.status(), 404);
 }
+
+/// Numbers at the edges of what JSON parsers hold come back as they went in:
+/// PostgreSQL keeps a jsonb number exactly, and its decimal rendering of the
+/// largest doubles must still read back (it once failed, answering 500).
+#[sqlx::test(migrations = "./migrations")]
+async fn extreme_numbers_in_a_payload_round_trip(pool: PgPool) {
+    let app = TestApp::without_temporal(pool).await;
+    let payload = json!({
+        "max": f64::MAX,
+        "min": f64::MIN,
+        "tiny": 5e-324,
+        "beyond_u64": 1.2345678901234568e22,
+        "nested": [{"": -1.7976931348623157e308}],
+        "int": i64::MIN,
+        "uint": u64::MAX
+    });
+    let body = json!({"event_id": "extremes", "event_type": "edge.numbers", "source": "tests", "payload": payload});
+    let (status, ingested) = deliver(&app, &body, None).await;
+    assert_eq!(status, 200, "{ingested}");
+    let (status, event) = json(app.get("/v1/events/extremes").await).await;
+    assert_eq!(status, 200, "{event}");
+    assert_eq!(event["payload"], payload);
+    let (status, page) = json(app.get("/v1/events?event_type=edge.numbers").await).await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["items"][0]["payload"], payload);
+}
