@@ -319,9 +319,10 @@ where
                 "a body needs Content-Type: application/json".into(),
             ));
         }
-        JsonBody::from_request(req, state)
+        // A JSON `null` is no body too.
+        JsonBody::<Option<T>>::from_request(req, state)
             .await
-            .map(|JsonBody(v)| Self(v))
+            .map(|JsonBody(v)| Self(v.unwrap_or_default()))
     }
 }
 

@@ -147,7 +147,7 @@ async fn set_paused(
     path = "/v1/activities/{id}/pause",
     security(("bearer" = ["write"])),
     tag = "schedules",
-    request_body(content = PauseRequest, description = "Optional; an empty body is no note"),
+    request_body(content = Option<PauseRequest>, description = "Optional; an empty body is no note"),
     params(("id" = uuid::Uuid, Path, description = "Activity ID")),
     responses(
         (status = 200, description = "Paused", body = PauseResponse),
@@ -183,7 +183,7 @@ pub async fn pause_activity(
     path = "/v1/activities/{id}/resume",
     security(("bearer" = ["write"])),
     tag = "schedules",
-    request_body(content = PauseRequest, description = "Optional; an empty body is no note"),
+    request_body(content = Option<PauseRequest>, description = "Optional; an empty body is no note"),
     params(("id" = uuid::Uuid, Path, description = "Activity ID")),
     responses(
         (status = 200, description = "Resumed", body = PauseResponse),
