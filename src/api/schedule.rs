@@ -286,8 +286,10 @@ pub async fn resume_activity(
 #[serde(deny_unknown_fields)]
 pub struct BackfillRequest {
     /// First nominal time to consider (inclusive, RFC 3339).
+    #[schema(format = DateTime)]
     pub start: String,
     /// End of the range (exclusive, RFC 3339).
+    #[schema(format = DateTime)]
     pub end: String,
 }
 
