@@ -244,6 +244,10 @@ impl RunStore {
         Ok(row.is_some())
     }
 
+    /// Records times asked for explicitly, to be handed to Temporal. Asking
+    /// again for a time recorded before (a catch-up's plan, an earlier
+    /// backfill) makes it undispatched again until this request's backfill
+    /// is accepted.
     pub async fn request_times(
         &self,
         activity_id: Uuid,
@@ -251,7 +255,9 @@ impl RunStore {
     ) -> StoreResult<()> {
         sqlx::query(
             "INSERT INTO backfill_requests (activity_id, scheduled_for)
-             SELECT $1, t FROM unnest($2::timestamptz[]) AS t ON CONFLICT DO NOTHING",
+             SELECT $1, t FROM unnest($2::timestamptz[]) AS t
+             ON CONFLICT (activity_id, scheduled_for)
+             DO UPDATE SET requested_at = now(), dispatched_at = NULL",
         )
         .bind(activity_id)
         .bind(times)
