@@ -23,6 +23,16 @@ fn counter(name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
     c
 }
 
+/// A counter whose label values are all known: each series exists, at zero,
+/// from the start, so that a rate() over it has a beginning.
+fn counter_of(name: &str, help: &str, label: &str, values: &[&str]) -> IntCounterVec {
+    let c = counter(name, help, &[label]);
+    for value in values {
+        c.with_label_values(&[*value]);
+    }
+    c
+}
+
 fn histogram(name: &str, help: &str, labels: &[&str], buckets: Vec<f64>) -> HistogramVec {
     let h = HistogramVec::new(HistogramOpts::new(name, help).buckets(buckets), labels)
         .unwrap_or_else(|e| panic!("metric {name}: {e}"));
@@ -59,33 +69,48 @@ pub static RUNS: LazyLock<IntCounterVec> = LazyLock::new(|| {
     )
 });
 pub static SKIPPED_FIRES: LazyLock<IntCounterVec> = LazyLock::new(|| {
-    counter(
+    use crate::domain::misfire::SkipReason;
+    counter_of(
         "acp_skipped_fires_total",
         "Scheduled fires not run, by reason",
-        &["reason"],
+        "reason",
+        &[
+            SkipReason::Misfire.as_str(),
+            SkipReason::CatchupLimit.as_str(),
+            SkipReason::Compressed.as_str(),
+        ],
     )
 });
 pub static DISPATCHES: LazyLock<IntCounterVec> = LazyLock::new(|| {
-    counter(
+    use crate::router::DispatchOutcome;
+    counter_of(
         "acp_event_dispatches_total",
         "Event dispatches by outcome",
-        &["outcome"],
+        "outcome",
+        &[
+            DispatchOutcome::Started.as_str(),
+            DispatchOutcome::Duplicate.as_str(),
+        ],
     )
 });
 pub static SYNC_FAILURES: LazyLock<IntCounterVec> = LazyLock::new(|| {
-    counter(
+    use crate::domain::activity::SyncState;
+    counter_of(
         "acp_schedule_sync_failures_total",
         "Schedule syncs that failed",
-        &["state"],
+        "state",
+        &[SyncState::Pending.as_str(), SyncState::Error.as_str()],
     )
 });
 pub static RECONCILE_DURATION: LazyLock<HistogramVec> = LazyLock::new(|| {
-    histogram(
+    let h = histogram(
         "acp_reconcile_duration_seconds",
         "Duration of a reconcile pass",
         &[],
         latency_buckets(),
-    )
+    );
+    h.with_label_values::<&str>(&[]);
+    h
 });
 pub static TASK_LATENCY: LazyLock<HistogramVec> = LazyLock::new(|| {
     histogram(
@@ -130,23 +155,17 @@ pub async fn track(request: Request, next: Next) -> Response {
 
 /// `GET /metrics`: the Prometheus text format.
 pub async fn render() -> Response {
-    // The families whose label values are known up front show every series
-    // at zero before their first observation, so a rate() has a start. The
-    // others (routes, activities, activity types) appear when first seen.
+    // Register every family. Those with known label values then show each
+    // series at zero; the others (routes, activities, activity types) appear
+    // when first seen.
     LazyLock::force(&HTTP_REQUESTS);
     LazyLock::force(&HTTP_LATENCY);
     LazyLock::force(&RUNS);
+    LazyLock::force(&SKIPPED_FIRES);
+    LazyLock::force(&DISPATCHES);
+    LazyLock::force(&SYNC_FAILURES);
+    LazyLock::force(&RECONCILE_DURATION);
     LazyLock::force(&TASK_LATENCY);
-    for reason in ["misfire", "catchup_limit", "compressed"] {
-        SKIPPED_FIRES.with_label_values(&[reason]);
-    }
-    for outcome in ["started", "duplicate"] {
-        DISPATCHES.with_label_values(&[outcome]);
-    }
-    for state in ["pending", "error"] {
-        SYNC_FAILURES.with_label_values(&[state]);
-    }
-    RECONCILE_DURATION.with_label_values::<&str>(&[]);
     let mut buffer = Vec::new();
     let _ = TextEncoder::new().encode(&REGISTRY.gather(), &mut buffer);
     (

@@ -31,16 +31,6 @@ fn event_activity(tasks: Value) -> Value {
     json!({"name": "manual", "trigger": {"type": "event", "event_types": ["test.manual"]}, "tasks": tasks})
 }
 
-async fn trigger(app: &TestApp, id: &str, key: Option<&str>) -> (u16, Value) {
-    let mut request = app
-        .http
-        .post(app.url(&format!("/v1/activities/{id}/trigger")));
-    if let Some(key) = key {
-        request = request.header("idempotency-key", key);
-    }
-    json(request.send().await.unwrap_or_else(|e| panic!("{e}"))).await
-}
-
 async fn history(
     app: &TestApp,
     execution: WorkflowExecution,

@@ -78,13 +78,7 @@ async fn metrics_move_with_runs_dispatches_syncs_and_requests(pool: PgPool) {
     assert_eq!(sample(&before, &succeeded), 0.0);
 
     // A manual run: the runs counter for this activity and status moves by one.
-    let trigger = app
-        .http
-        .post(app.url(&format!("/v1/activities/{id}/trigger")))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("trigger: {e}"));
-    let (status, started) = json(trigger).await;
+    let (status, started) = trigger(&app, &id, None).await;
     assert_eq!(status, 202, "{started}");
     let run = wait_run_done(
         &app,

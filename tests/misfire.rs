@@ -18,12 +18,6 @@ async fn app(pool: PgPool) -> TestApp {
     TestApp::spawn(pool, &server.address(), &namespace).await
 }
 
-fn at(v: &Value) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(v.as_str().unwrap_or_default())
-        .map(|t| t.with_timezone(&Utc))
-        .unwrap_or_else(|e| panic!("{e}: {v}"))
-}
-
 async fn create(app: &TestApp, policy: &str, extra: Value) -> String {
     let mut trigger = json!({"type": "interval", "every": "PT2S", "misfire_policy": policy, "misfire_grace": "PT1S"});
     if let (Some(t), Some(e)) = (trigger.as_object_mut(), extra.as_object()) {

@@ -12,12 +12,6 @@ use common::*;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
-fn at(v: &Value) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(v.as_str().unwrap_or_default())
-        .map(|t| t.with_timezone(&Utc))
-        .unwrap_or_else(|e| panic!("{e}: {v}"))
-}
-
 /// Runs by nominal time; asserts one row per time and contract workflow IDs.
 async fn runs_by_time(app: &TestApp, id: &str) -> BTreeMap<DateTime<Utc>, Value> {
     let runs = app.runs_of(id).await;

@@ -484,25 +484,26 @@ impl TemporalGateway {
             self.delete(schedule_id).await?;
             return Ok(None);
         };
-        if known_token.is_none() {
-            match self.create(schedule_id, desired).await {
-                Ok(token) => return Ok(Some(ScheduleView::created(desired, token))),
-                Err(GatewayError::AlreadyExists) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        let current = match self.describe(schedule_id).await? {
+        // Only a schedule we wrote before is worth reading first.
+        let known = match known_token {
+            Some(_) => self.describe(schedule_id).await?,
+            None => None,
+        };
+        let current = match known {
             Some(current) => current,
-            // Deleted behind our back since we last wrote it.
-            None => {
-                return match self.create(schedule_id, desired).await {
-                    Ok(token) => Ok(Some(ScheduleView::created(desired, token))),
-                    Err(GatewayError::AlreadyExists) => Err(GatewayError::Unavailable(
-                        "schedule re-created concurrently; the next sync settles it".into(),
-                    )),
-                    Err(e) => Err(e),
-                };
-            }
+            // Never written by us, or deleted behind our back since.
+            None => match self.create(schedule_id, desired).await {
+                Ok(token) => return Ok(Some(ScheduleView::created(desired, token))),
+                Err(GatewayError::AlreadyExists) => {
+                    self.describe(schedule_id).await?.ok_or_else(|| {
+                        GatewayError::Unavailable(
+                            "schedule deleted while it was being created; the next sync settles it"
+                                .into(),
+                        )
+                    })?
+                }
+                Err(e) => return Err(e),
+            },
         };
         let untouched = known_token == Some(current.conflict_token.as_slice());
         if untouched && is_current(&current, desired) {

@@ -702,6 +702,24 @@ pub fn cli_key(pool: &PgPool, scope: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// An RFC 3339 timestamp of a JSON response.
+pub fn at(v: &Value) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap_or_default())
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .unwrap_or_else(|e| panic!("{e}: {v}"))
+}
+
+/// `POST /v1/activities/{id}/trigger`, with an `Idempotency-Key` if given.
+pub async fn trigger(app: &TestApp, id: &str, key: Option<&str>) -> (u16, Value) {
+    let mut request = app
+        .http
+        .post(app.url(&format!("/v1/activities/{id}/trigger")));
+    if let Some(key) = key {
+        request = request.header("idempotency-key", key);
+    }
+    json(request.send().await.unwrap_or_else(|e| panic!("{e}"))).await
+}
+
 /// What a catch-up after an outage must leave, for runs keyed by nominal
 /// time from `from` on, at a cadence of `every`: the backlog's older times
 /// are skipped (`catchup_limit`) as one unbroken stretch, exactly the `limit`
@@ -771,11 +789,7 @@ pub fn assert_caught_up(
             "the caught-up times are not the next ones: {after_summary}"
         );
         assert_eq!(r["status"], "succeeded", "{t}: {r}");
-        let window_start = r["window_start"]
-            .as_str()
-            .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
-            .map(|d| d.with_timezone(&chrono::Utc));
-        assert_eq!(window_start, Some(**t - every), "{t}: {r}");
+        assert_eq!(at(&r["window_start"]), **t - every, "{t}: {r}");
     }
     (
         after[first..=last].iter().map(|(t, _)| **t).collect(),
@@ -790,15 +804,10 @@ pub fn assert_caught_up(
 pub fn backlog_drained(
     runs: &std::collections::BTreeMap<chrono::DateTime<chrono::Utc>, Value>,
 ) -> bool {
-    let parse = |v: &Value| {
-        v.as_str()
-            .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
-            .map(|d| d.with_timezone(&chrono::Utc))
-    };
     let last_decided = runs
         .values()
         .filter(|r| r["status"] == "skipped")
-        .filter_map(|r| parse(&r["created_at"]))
+        .map(|r| at(&r["created_at"]))
         .max();
     match last_decided {
         None => true,
