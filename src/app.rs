@@ -1,10 +1,12 @@
-//! Build the router and its layers, bind, run, and shut down gracefully.
+//! Build the router and its layers, bind, run the service's components, and
+//! shut down gracefully.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::handler::Handler;
 use axum::http::HeaderValue;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -16,38 +18,30 @@ use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::api::extract::BodyLimit;
 use crate::api::{self, AppState};
-use crate::cli::{Command, KeysCommand};
-use crate::config::{Settings, redact_url};
+use crate::config::{HttpOptions, Settings, redact_url};
 use crate::error::ApiError;
 use crate::reconcile::Reconciler;
-use crate::router::EventRouter;
-use crate::store::{self, ActivityStore, EventStore, KeyStore, RunStore};
+use crate::store;
 use crate::temporal::TemporalGateway;
+
+/// Which components a process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    /// API, worker, reconciler and sweeper (migrates first).
+    Serve,
+    /// The HTTP API only.
+    Api,
+    /// The Temporal worker only.
+    Worker,
+}
 
 pub fn build_state(settings: &Settings) -> anyhow::Result<AppState> {
     let pool = store::lazy_pool(&settings.database_url, settings.db_max_connections)?;
-    Ok(state_from(
+    Ok(AppState::new(
         pool,
         Arc::new(TemporalGateway::new(settings.temporal())),
         &settings.task_queue,
     ))
-}
-
-/// The shared state of the API from its parts.
-pub fn state_from(pool: sqlx::PgPool, gateway: Arc<TemporalGateway>, task_queue: &str) -> AppState {
-    AppState {
-        store: ActivityStore::new(pool.clone()),
-        runs: RunStore::new(pool.clone()),
-        keys: KeyStore::new(pool.clone()),
-        events: EventRouter {
-            events: EventStore::new(pool),
-            gateway: gateway.clone(),
-            task_queue: task_queue.to_owned(),
-            faults: Default::default(),
-        },
-        gateway,
-        task_queue: task_queue.to_owned(),
-    }
 }
 
 async fn openapi_json() -> Response {
@@ -60,32 +54,6 @@ async fn openapi_json() -> Response {
 
 async fn not_found() -> ApiError {
     ApiError::NotFound("route")
-}
-
-/// HTTP-level settings of the router.
-#[derive(Debug, Clone)]
-pub struct HttpOptions {
-    pub body_limit: usize,
-    /// Origins allowed to call the API from a browser; none by default.
-    pub cors_origins: Vec<String>,
-    /// Requests handled at once; more wait their turn.
-    pub max_concurrency: usize,
-    /// Longest a request may take before it is answered with a 503 problem.
-    pub request_timeout: Duration,
-    /// Whether `/v1` needs an API key. Off only when asked for explicitly.
-    pub auth: bool,
-}
-
-impl HttpOptions {
-    pub fn new(body_limit: usize) -> Self {
-        Self {
-            body_limit,
-            cors_origins: vec![],
-            max_concurrency: 1024,
-            request_timeout: Duration::from_secs(30),
-            auth: true,
-        }
-    }
 }
 
 /// The whole HTTP surface: documented API routes, the spec, Swagger UI.
@@ -154,7 +122,7 @@ pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
         .merge(SwaggerUi::new("/swagger-ui").config(Config::from("/openapi.json")))
         .merge(api_router)
         .route_layer(axum::middleware::from_fn(crate::metrics::track))
-        .fallback(not_found)
+        .fallback(not_found.layer(axum::middleware::from_fn(crate::metrics::track)))
         .layer(axum::middleware::from_fn_with_state(
             options.request_timeout,
             time_limit,
@@ -238,10 +206,10 @@ pub async fn shutdown_signal() {
 
 /// Migrations at start-up, waiting a while for a database that is still
 /// coming up (containers start in any order).
-async fn migrate_with_retry(state: &AppState, settings: &Settings) -> anyhow::Result<()> {
+async fn migrate_with_retry(pool: &sqlx::PgPool, settings: &Settings) -> anyhow::Result<()> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        match store::migrate(state.store.pool()).await {
+        match store::migrate(pool).await {
             Ok(()) => return Ok(()),
             Err(err) if tokio::time::Instant::now() < deadline => {
                 tracing::warn!(error = %err, url = %redact_url(&settings.database_url), "migrations failed; retrying");
@@ -252,72 +220,12 @@ async fn migrate_with_retry(state: &AppState, settings: &Settings) -> anyhow::Re
     }
 }
 
-/// Runs one subcommand to completion.
-pub async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
-    match command {
-        Command::Openapi => {
-            print!("{}", api::openapi::document_json());
-            Ok(())
-        }
-        Command::Migrate => {
-            let state = build_state(&settings)?;
-            store::migrate(state.store.pool()).await?;
-            tracing::info!("migrations applied");
-            Ok(())
-        }
-        Command::Keys(keys) => run_keys(keys, &settings).await,
-        Command::Serve | Command::Api | Command::Worker => run_service(command, settings).await,
-    }
-}
-
-/// `acp keys …`: the token of a new key goes to stdout alone, so that
-/// `TOKEN=$(acp keys create …)` works; everything else is for people.
-async fn run_keys(command: KeysCommand, settings: &Settings) -> anyhow::Result<()> {
-    let pool = store::lazy_pool(&settings.database_url, 2)?;
-    store::migrate(&pool).await?;
-    let keys = KeyStore::new(pool);
-    match command {
-        KeysCommand::Create { name, scope } => {
-            let name = api::keys::validate_name(&name).map_err(|_| {
-                anyhow::anyhow!("--name must be 1 to 200 characters, no control characters")
-            })?;
-            let (key, token) = keys.create(name, scope).await?;
-            eprintln!(
-                "created API key {} ({}, scope {}); the token below is shown only now:",
-                key.id, key.name, key.scope
-            );
-            println!("{token}");
-        }
-        KeysCommand::List => {
-            println!(
-                "{:<36}  {:<6}  {:<25}  {:<25}  name",
-                "id", "scope", "created", "revoked"
-            );
-            for key in keys.list().await? {
-                println!(
-                    "{:<36}  {:<6}  {:<25}  {:<25}  {}",
-                    key.id,
-                    key.scope,
-                    key.created_at.to_rfc3339(),
-                    key.revoked_at
-                        .map(|t| t.to_rfc3339())
-                        .unwrap_or_else(|| "-".into()),
-                    key.name
-                );
-            }
-        }
-        KeysCommand::Revoke { id } => match keys.revoke(id).await {
-            Ok(key) => eprintln!("revoked API key {} ({})", key.id, key.name),
-            Err(store::StoreError::NotFound) => anyhow::bail!("no API key {id}"),
-            Err(err) => return Err(err.into()),
-        },
-    }
-    Ok(())
-}
-
-async fn run_service(command: Command, settings: Settings) -> anyhow::Result<()> {
+/// Runs the components `service` names until SIGINT/SIGTERM (or until one
+/// of them fails), then stops them within the grace period.
+pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result<()> {
+    let command = service;
     tracing::info!(?settings, ?command, "starting");
-    if settings.auth_disabled && command != Command::Worker {
+    if settings.auth_disabled && command != Service::Worker {
         tracing::warn!(
             "authentication is OFF (--auth-disabled / ACP_AUTH_DISABLED): anyone who can reach {} can define, trigger and delete activities",
             settings.listen
@@ -325,8 +233,9 @@ async fn run_service(command: Command, settings: Settings) -> anyhow::Result<()>
     }
     crate::metrics::set_activity_label(settings.metrics_activity_label);
     let state = build_state(&settings)?;
-    if command == Command::Serve {
-        migrate_with_retry(&state, &settings).await?;
+    let pool = state.services.activities.store().pool().clone();
+    if command == Service::Serve {
+        migrate_with_retry(&pool, &settings).await?;
     }
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let stopped = move || {
@@ -337,7 +246,7 @@ async fn run_service(command: Command, settings: Settings) -> anyhow::Result<()>
     };
     let mut tasks = tokio::task::JoinSet::new();
 
-    if matches!(command, Command::Serve | Command::Api) {
+    if matches!(command, Service::Serve | Service::Api) {
         let listener = TcpListener::bind(settings.listen).await?;
         let addr = listener.local_addr()?;
         tracing::info!(
@@ -353,26 +262,22 @@ async fn run_service(command: Command, settings: Settings) -> anyhow::Result<()>
                 .map_err(anyhow::Error::from)
         });
     }
-    if command == Command::Serve {
-        let reconciler = Reconciler::new(
-            state.store.clone(),
-            state.gateway.clone(),
-            &state.task_queue,
-        );
+    if command == Service::Serve {
+        let reconciler = Reconciler::new(&state.services);
         let interval = settings.reconcile_interval();
         let shutdown = stopped();
         tasks.spawn(async move {
             reconciler.run(interval, shutdown).await;
             Ok(())
         });
-        let sweeper = state.events.clone();
+        let sweeper = state.services.events.clone();
         let shutdown = stopped();
         tasks.spawn(async move {
             sweeper.run_sweeper(interval, shutdown).await;
             Ok(())
         });
     }
-    if matches!(command, Command::Serve | Command::Worker) {
+    if matches!(command, Service::Serve | Service::Worker) {
         let config = settings.worker()?;
         let shutdown = stopped();
         tasks.spawn(async move {

@@ -1,9 +1,11 @@
-//! Subcommands of the one binary.
+//! Subcommands of the one binary, and what each one runs.
 
 use clap::{Parser, Subcommand};
 
+use crate::app;
 use crate::auth::Scope;
 use crate::config::Settings;
+use crate::store::{self, KeyStore};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -52,4 +54,69 @@ pub enum KeysCommand {
         /// The key's ID, as `acp keys list` shows it.
         id: uuid::Uuid,
     },
+}
+
+/// Runs one subcommand to completion.
+pub async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
+    match command {
+        Command::Openapi => {
+            print!("{}", crate::api::openapi::document_json());
+            Ok(())
+        }
+        Command::Migrate => {
+            let pool = store::lazy_pool(&settings.database_url, 2)?;
+            store::migrate(&pool).await?;
+            tracing::info!("migrations applied");
+            Ok(())
+        }
+        Command::Keys(keys) => run_keys(keys, &settings).await,
+        Command::Serve => app::run_service(app::Service::Serve, settings).await,
+        Command::Api => app::run_service(app::Service::Api, settings).await,
+        Command::Worker => app::run_service(app::Service::Worker, settings).await,
+    }
+}
+
+/// `acp keys …`: the token of a new key goes to stdout alone, so that
+/// `TOKEN=$(acp keys create …)` works; everything else is for people.
+async fn run_keys(command: KeysCommand, settings: &Settings) -> anyhow::Result<()> {
+    let pool = store::lazy_pool(&settings.database_url, 2)?;
+    store::migrate(&pool).await?;
+    let keys = KeyStore::new(pool);
+    match command {
+        KeysCommand::Create { name, scope } => {
+            let name = crate::api::keys::validate_name(&name).map_err(|_| {
+                anyhow::anyhow!("--name must be 1 to 200 characters, no control characters")
+            })?;
+            let (key, token) = keys.create(name, scope).await?;
+            eprintln!(
+                "created API key {} ({}, scope {}); the token below is shown only now:",
+                key.id, key.name, key.scope
+            );
+            println!("{token}");
+        }
+        KeysCommand::List => {
+            println!(
+                "{:<36}  {:<6}  {:<25}  {:<25}  name",
+                "id", "scope", "created", "revoked"
+            );
+            for key in keys.list().await? {
+                println!(
+                    "{:<36}  {:<6}  {:<25}  {:<25}  {}",
+                    key.id,
+                    key.scope,
+                    key.created_at.to_rfc3339(),
+                    key.revoked_at
+                        .map(|t| t.to_rfc3339())
+                        .unwrap_or_else(|| "-".into()),
+                    key.name
+                );
+            }
+        }
+        KeysCommand::Revoke { id } => match keys.revoke(id).await {
+            Ok(key) => eprintln!("revoked API key {} ({})", key.id, key.name),
+            Err(store::StoreError::NotFound) => anyhow::bail!("no API key {id}"),
+            Err(err) => return Err(err.into()),
+        },
+    }
+    Ok(())
 }

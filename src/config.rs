@@ -192,8 +192,8 @@ impl Settings {
         })
     }
 
-    pub fn http(&self) -> crate::app::HttpOptions {
-        crate::app::HttpOptions {
+    pub fn http(&self) -> HttpOptions {
+        HttpOptions {
             body_limit: self.body_limit,
             cors_origins: self.cors_origins.clone(),
             max_concurrency: self.max_concurrency,
@@ -208,6 +208,32 @@ impl Settings {
 
     pub fn reconcile_interval(&self) -> Duration {
         Duration::from_secs_f64(self.reconcile_interval_secs.clamp(0.1, 3600.0))
+    }
+}
+
+/// HTTP-level settings of the router.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub body_limit: usize,
+    /// Origins allowed to call the API from a browser; none by default.
+    pub cors_origins: Vec<String>,
+    /// Requests handled at once; more wait their turn.
+    pub max_concurrency: usize,
+    /// Longest a request may take before it is answered with a 503 problem.
+    pub request_timeout: Duration,
+    /// Whether `/v1` needs an API key. Off only when asked for explicitly.
+    pub auth: bool,
+}
+
+impl HttpOptions {
+    pub fn new(body_limit: usize) -> Self {
+        Self {
+            body_limit,
+            cors_origins: vec![],
+            max_concurrency: 1024,
+            request_timeout: Duration::from_secs(30),
+            auth: true,
+        }
     }
 }
 

@@ -6,7 +6,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::FieldError;
+use crate::service;
 use crate::store::StoreError;
+use crate::temporal::GatewayError;
 
 /// An RFC 9457 problem document (`application/problem+json`).
 #[derive(Debug, Serialize, ToSchema)]
@@ -215,6 +217,34 @@ impl From<StoreError> for ApiError {
             },
             StoreError::Unavailable(_) => ApiError::Unavailable("PostgreSQL".into()),
             StoreError::Other(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+/// Temporal's answers, the same on every route: a refusal is a conflict
+/// with what Temporal holds, anything else means it is out of reach.
+impl From<GatewayError> for ApiError {
+    fn from(err: GatewayError) -> Self {
+        match err {
+            GatewayError::Rejected(message) => {
+                ApiError::Conflict(format!("Temporal refused: {message}"))
+            }
+            GatewayError::AlreadyExists => {
+                ApiError::Conflict("Temporal refused: it exists already".into())
+            }
+            GatewayError::Unavailable(_) => ApiError::Unavailable("Temporal".into()),
+        }
+    }
+}
+
+impl From<service::Error> for ApiError {
+    fn from(err: service::Error) -> Self {
+        match err {
+            service::Error::NotFound(what) => ApiError::NotFound(what),
+            service::Error::Invalid(errors) => ApiError::Validation(errors),
+            service::Error::Conflict(detail) => ApiError::Conflict(detail),
+            service::Error::Store(err) => err.into(),
+            service::Error::Temporal(err) => err.into(),
         }
     }
 }

@@ -8,8 +8,10 @@ pub mod cli;
 pub mod config;
 pub mod domain;
 pub mod error;
+#[cfg(feature = "fault-injection")]
+pub mod faults;
 pub mod metrics;
 pub mod reconcile;
-pub mod router;
+pub mod service;
 pub mod store;
 pub mod temporal;

@@ -15,5 +15,5 @@ async fn main() -> anyhow::Result<()> {
         LogFormat::Json => subscriber.json().init(),
         LogFormat::Human => subscriber.init(),
     }
-    acp::app::run(cli.command, cli.settings).await
+    acp::cli::run(cli.command, cli.settings).await
 }

@@ -74,23 +74,22 @@ pub static SKIPPED_FIRES: LazyLock<IntCounterVec> = LazyLock::new(|| {
         "acp_skipped_fires_total",
         "Scheduled fires not run, by reason",
         "reason",
-        &[
-            SkipReason::Misfire.as_str(),
-            SkipReason::CatchupLimit.as_str(),
-            SkipReason::Compressed.as_str(),
-        ],
+        &SkipReason::ALL
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>(),
     )
 });
 pub static DISPATCHES: LazyLock<IntCounterVec> = LazyLock::new(|| {
-    use crate::router::DispatchOutcome;
+    use crate::domain::event::DispatchOutcome;
     counter_of(
         "acp_event_dispatches_total",
         "Event dispatches by outcome",
         "outcome",
-        &[
-            DispatchOutcome::Started.as_str(),
-            DispatchOutcome::Duplicate.as_str(),
-        ],
+        &DispatchOutcome::ALL
+            .iter()
+            .map(|o| o.as_str())
+            .collect::<Vec<_>>(),
     )
 });
 pub static SYNC_FAILURES: LazyLock<IntCounterVec> = LazyLock::new(|| {
@@ -134,7 +133,8 @@ pub fn activity_label(id: &uuid::Uuid) -> String {
     }
 }
 
-/// Counts and times every request by its matched route.
+/// Counts and times every request by its matched route (`unmatched` for
+/// paths no route serves).
 pub async fn track(request: Request, next: Next) -> Response {
     let method = request.method().as_str().to_owned();
     let route = request

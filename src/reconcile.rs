@@ -1,22 +1,22 @@
-//! Desired state (PostgreSQL) -> Temporal.
+//! Desired state (PostgreSQL) -> Temporal, in a loop.
 //!
-//! `sync_activity` is the one path that writes a schedule: request handlers
-//! call it right after their commit, and the reconciler calls it for
-//! everything that is not known to be in sync, plus a drift check of the
-//! rest. One reconciler at a time across replicas, by an advisory lock.
+//! Each pass syncs everything that is not known to be in sync (the same
+//! `Activities::sync` that writes call), re-reads a bounded number of synced
+//! schedules for drift, deletes orphan schedules, and hands Temporal the
+//! backfills it could not take earlier. One reconciler at a time across
+//! replicas, by an advisory lock.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::Connection;
 use uuid::Uuid;
 
-use crate::domain::activity::{Activity, SyncState};
+use crate::domain::activity::SyncState;
 use crate::domain::ids;
-use crate::store::{ActivityStore, StoreError};
+use crate::service::{Activities, Schedules, Services};
+use crate::store::StoreError;
 use crate::temporal::translate::desired_schedule;
-use crate::temporal::{GatewayError, ScheduleView, TemporalGateway};
 
 /// `pg_try_advisory_xact_lock` key: "acp-reconcile".
 pub const RECONCILE_LOCK_KEY: i64 = 0x0061_6370_7265_636f;
@@ -24,69 +24,6 @@ pub const RECONCILE_LOCK_KEY: i64 = 0x0061_6370_7265_636f;
 /// How many synced schedules one pass re-reads from Temporal to find drift;
 /// with a 5 s cadence, 1000 activities are all checked every 100 s.
 pub const DRIFT_CHECKS_PER_PASS: usize = 50;
-
-/// What one sync did.
-#[derive(Debug, Clone)]
-pub struct SyncOutcome {
-    pub state: SyncState,
-    pub error: Option<String>,
-    /// The schedule as Temporal holds it afterwards, when it answered.
-    pub view: Option<ScheduleView>,
-}
-
-/// Brings Temporal in line with one activity and records the outcome (unless
-/// the activity moved on meanwhile: the newer write syncs itself).
-#[tracing::instrument(skip_all, fields(activity_id = %activity.id, version = activity.version))]
-pub async fn sync_activity(
-    store: &ActivityStore,
-    gateway: &TemporalGateway,
-    task_queue: &str,
-    activity: &Activity,
-) -> Result<SyncOutcome, StoreError> {
-    let desired = desired_schedule(activity, task_queue);
-    let schedule_id = ids::schedule_id(activity.id);
-    let outcome = gateway
-        .apply(
-            &schedule_id,
-            desired.as_ref(),
-            activity.sync.conflict_token.as_deref(),
-        )
-        .await;
-    let (state, error, view) = match outcome {
-        Ok(view) => {
-            let state = if desired.is_some() {
-                SyncState::Synced
-            } else {
-                SyncState::NotApplicable
-            };
-            (state, None, view)
-        }
-        Err(GatewayError::Rejected(message)) => {
-            tracing::warn!(%message, "Temporal rejected the schedule");
-            (SyncState::Error, Some(message), None)
-        }
-        Err(err) => {
-            tracing::info!(error = %err, "schedule sync deferred");
-            (SyncState::Pending, Some(err.to_string()), None)
-        }
-    };
-    if matches!(state, SyncState::Pending | SyncState::Error) {
-        crate::metrics::SYNC_FAILURES
-            .with_label_values(&[state.as_str()])
-            .inc();
-    }
-    let token = view.as_ref().map(|v| v.conflict_token.as_slice());
-    store
-        .record_sync(
-            activity.id,
-            activity.version,
-            state,
-            error.as_deref(),
-            token,
-        )
-        .await?;
-    Ok(SyncOutcome { state, error, view })
-}
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PassReport {
@@ -101,58 +38,25 @@ pub struct PassReport {
 }
 
 pub struct Reconciler {
-    pub store: ActivityStore,
-    pub gateway: Arc<TemporalGateway>,
-    pub task_queue: String,
+    activities: Activities,
+    schedules: Schedules,
     /// When Temporal last answered a pass: the start of an outage found later.
     last_contact: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
 }
 
 impl Reconciler {
-    pub fn new(store: ActivityStore, gateway: Arc<TemporalGateway>, task_queue: &str) -> Self {
+    pub fn new(services: &Services) -> Self {
         Self {
-            store,
-            gateway,
-            task_queue: task_queue.to_owned(),
+            activities: services.activities.clone(),
+            schedules: services.schedules.clone(),
             last_contact: Default::default(),
         }
-    }
-
-    /// Hands Temporal the requested times it could not take when they were
-    /// asked for (a resume's catch-up, a backfill). Five seconds old at least,
-    /// so a request still in its handler is left alone.
-    async fn dispatch_backfills(&self) -> usize {
-        let runs = crate::store::RunStore::new(self.store.pool().clone());
-        let pending = match runs.undispatched(Duration::from_secs(5)).await {
-            Ok(pending) => pending,
-            Err(err) => {
-                tracing::warn!(error = %err, "could not read pending backfills");
-                return 0;
-            }
-        };
-        let mut dispatched = 0;
-        for (activity_id, times) in pending {
-            let schedule_id = crate::domain::ids::schedule_id(activity_id);
-            match self.gateway.backfill(&schedule_id, &times).await {
-                Ok(()) => {
-                    if let Err(err) = runs.mark_dispatched(activity_id, &times).await {
-                        tracing::warn!(error = %err, %activity_id, "backfill dispatched but not marked");
-                    }
-                    tracing::info!(%activity_id, times = times.len(), "pending backfill dispatched");
-                    dispatched += times.len();
-                }
-                Err(err) => {
-                    tracing::warn!(error = %err, %activity_id, "pending backfill still not accepted");
-                }
-            }
-        }
-        dispatched
     }
 
     /// Records whether Temporal answers, opening or closing an outage period.
     async fn note_contact(&self) -> Result<(), StoreError> {
         let now = chrono::Utc::now();
-        let reachable = self.gateway.ping().await.is_ok();
+        let reachable = self.activities.gateway().ping().await.is_ok();
         let last = {
             let mut last = self
                 .last_contact
@@ -165,9 +69,10 @@ impl Reconciler {
             previous
         };
         if reachable {
-            self.store.end_temporal_outage(now).await
+            self.activities.store().end_temporal_outage(now).await
         } else {
-            self.store
+            self.activities
+                .store()
                 .begin_temporal_outage(last.unwrap_or(now), now)
                 .await
         }
@@ -178,7 +83,7 @@ impl Reconciler {
     pub async fn pass(&self) -> Result<PassReport, StoreError> {
         // The lock lives as long as this transaction on its own connection;
         // the work itself uses the pool.
-        let mut lock_conn = self.store.pool().acquire().await?;
+        let mut lock_conn = self.activities.store().pool().acquire().await?;
         let mut lock_tx = lock_conn.begin().await?;
         let (locked,): (bool,) = sqlx::query_as("SELECT pg_try_advisory_xact_lock($1)")
             .bind(RECONCILE_LOCK_KEY)
@@ -196,12 +101,12 @@ impl Reconciler {
             ran: true,
             ..Default::default()
         };
-        let candidates = self.store.reconcile_candidates().await?;
+        let candidates = self.activities.store().reconcile_candidates().await?;
         let mut owned: HashSet<Uuid> = HashSet::new();
         let mut temporal_down = false;
         let mut drift_checks = 0;
         for activity in &candidates {
-            let wants_schedule = desired_schedule(activity, &self.task_queue).is_some();
+            let wants_schedule = desired_schedule(activity, self.activities.task_queue()).is_some();
             if wants_schedule {
                 owned.insert(activity.id);
             }
@@ -223,8 +128,7 @@ impl Reconciler {
                 drift_checks += 1;
             }
             report.checked += 1;
-            let outcome =
-                sync_activity(&self.store, &self.gateway, &self.task_queue, activity).await?;
+            let outcome = self.activities.sync(activity).await?;
             match outcome.state {
                 SyncState::Synced | SyncState::NotApplicable => report.synced += 1,
                 SyncState::Pending => {
@@ -237,7 +141,7 @@ impl Reconciler {
         }
         if !temporal_down {
             report.orphans_deleted = self.delete_orphans(&owned).await;
-            report.backfills_dispatched = self.dispatch_backfills().await;
+            report.backfills_dispatched = self.schedules.dispatch_pending_backfills().await;
         }
         lock_tx.commit().await?;
         crate::metrics::RECONCILE_DURATION
@@ -266,7 +170,12 @@ impl Reconciler {
 
     /// Deletes `activity-{uuid}` schedules that no live activity owns.
     async fn delete_orphans(&self, owned: &HashSet<Uuid>) -> usize {
-        let ids = match self.gateway.list_schedule_ids("activity-").await {
+        let ids = match self
+            .activities
+            .gateway()
+            .list_schedule_ids("activity-")
+            .await
+        {
             Ok(ids) => ids,
             Err(err) => {
                 tracing::info!(error = %err, "could not list schedules");
@@ -283,12 +192,12 @@ impl Reconciler {
             }
             // The list is eventually consistent: re-check the database so a
             // schedule created after our snapshot is not taken for an orphan.
-            match self.store.get(activity_id).await {
-                Ok(a) if desired_schedule(&a, &self.task_queue).is_some() => continue,
+            match self.activities.store().get(activity_id).await {
+                Ok(a) if desired_schedule(&a, self.activities.task_queue()).is_some() => continue,
                 Ok(_) | Err(StoreError::NotFound) => {}
                 Err(_) => continue,
             }
-            match self.gateway.delete(&schedule_id).await {
+            match self.activities.gateway().delete(&schedule_id).await {
                 Ok(true) => {
                     tracing::info!(%schedule_id, "deleted orphan schedule");
                     deleted += 1;

@@ -397,8 +397,8 @@ async fn auth_off_only_when_asked_and_then_open(pool: PgPool) {
         &closed_address(),
         "default",
     )));
-    let state = acp::app::state_from(pool, gateway, TASK_QUEUE);
-    let mut options = acp::app::HttpOptions::new(1024 * 1024);
+    let state = acp::api::AppState::new(pool, gateway, TASK_QUEUE);
+    let mut options = acp::config::HttpOptions::new(1024 * 1024);
     assert!(options.auth, "auth is on unless turned off");
     options.auth = false;
     let router = acp::app::build_router_with(state, &options);

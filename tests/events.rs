@@ -191,7 +191,9 @@ async fn a_redelivery_after_temporal_forgot_is_still_a_duplicate(pool: PgPool) {
     // Temporal forgets the workflow (as it does after the retention period).
     let mut client = app
         .state
-        .gateway
+        .services
+        .activities
+        .gateway()
         .client()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -256,6 +258,7 @@ async fn a_crash_between_record_and_start_is_finished_by_the_sweeper(pool: PgPoo
     let worker = app.worker(false, Default::default());
     let id = subscriber(&app, &["file.uploaded"], true).await;
     app.state
+        .services
         .events
         .faults
         .crash_after_claim
@@ -271,6 +274,7 @@ async fn a_crash_between_record_and_start_is_finished_by_the_sweeper(pool: PgPoo
 
     let swept = app
         .state
+        .services
         .events
         .sweep(chrono::Duration::zero())
         .await
@@ -296,6 +300,7 @@ async fn a_crash_between_record_and_start_is_finished_by_the_sweeper(pool: PgPoo
     // Nothing left to sweep, and a re-delivery is a duplicate: one run in all.
     assert_eq!(
         app.state
+            .services
             .events
             .sweep(chrono::Duration::zero())
             .await

@@ -37,7 +37,9 @@ async fn history(
 ) -> Vec<temporalio_common::protos::temporal::api::history::v1::HistoryEvent> {
     let mut client = app
         .state
-        .gateway
+        .services
+        .activities
+        .gateway()
         .client()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -138,7 +140,9 @@ async fn backfilling_an_already_run_time_is_a_duplicate(pool: PgPool) {
         chrono::DateTime::from_timestamp(now - now.rem_euclid(3600) - 3600, 0).unwrap_or_default();
     let mut client = app
         .state
-        .gateway
+        .services
+        .activities
+        .gateway()
         .client()
         .await
         .unwrap_or_else(|e| panic!("{e}"));

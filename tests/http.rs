@@ -40,8 +40,8 @@ async fn cors_allows_only_configured_origins(pool: PgPool) {
         &closed_address(),
         "default",
     )));
-    let state = acp::app::state_from(pool, gateway, TASK_QUEUE);
-    let mut options = acp::app::HttpOptions::new(1024 * 1024);
+    let state = acp::api::AppState::new(pool, gateway, TASK_QUEUE);
+    let mut options = acp::config::HttpOptions::new(1024 * 1024);
     options.cors_origins = vec!["https://dashboard.example".into()];
     let router = acp::app::build_router_with(state, &options);
     let listener = TcpListener::bind("127.0.0.1:0")
@@ -202,7 +202,7 @@ async fn silent_server() -> (String, tokio::task::JoinHandle<()>) {
 #[sqlx::test(migrations = "./migrations")]
 async fn a_request_over_the_timeout_is_a_503_problem(pool: PgPool) {
     let (silent, _server) = silent_server().await;
-    let mut options = acp::app::HttpOptions::new(1024 * 1024);
+    let mut options = acp::config::HttpOptions::new(1024 * 1024);
     options.request_timeout = Duration::from_millis(400);
     let app = TestApp::spawn_with_options(pool, &silent, "default", &options).await;
 

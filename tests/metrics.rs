@@ -155,14 +155,10 @@ async fn metrics_move_with_runs_dispatches_syncs_and_requests(pool: PgPool) {
 
     // A reconcile pass is timed.
     let passes = "acp_reconcile_duration_seconds_count";
-    let report = Reconciler::new(
-        app.state.store.clone(),
-        app.state.gateway.clone(),
-        &app.state.task_queue,
-    )
-    .pass()
-    .await
-    .unwrap_or_else(|e| panic!("pass: {e}"));
+    let report = Reconciler::new(&app.state.services)
+        .pass()
+        .await
+        .unwrap_or_else(|e| panic!("pass: {e}"));
     assert!(report.ran);
     let (text, after_pass) = scrape(&app).await;
     assert_eq!(

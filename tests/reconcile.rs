@@ -22,11 +22,7 @@ use temporalio_common::protos::temporal::api::workflowservice::v1::{
 use tonic::IntoRequest;
 
 fn reconciler(app: &TestApp) -> Reconciler {
-    Reconciler::new(
-        app.state.store.clone(),
-        app.state.gateway.clone(),
-        &app.state.task_queue,
-    )
+    Reconciler::new(&app.state.services)
 }
 
 async fn sync_state(app: &TestApp, id: &str) -> String {
@@ -101,7 +97,9 @@ async fn drift_is_repaired_and_orphans_are_removed(pool: PgPool) {
     let gone_id = format!("activity-{}", gone["id"].as_str().unwrap_or_default());
     let mut client = app
         .state
-        .gateway
+        .services
+        .activities
+        .gateway()
         .client()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -147,7 +145,15 @@ async fn drift_is_repaired_and_orphans_are_removed(pool: PgPool) {
     )
     .await
     .unwrap_or_else(|e| panic!("pause behind the back: {e}"));
-    assert!(app.state.gateway.delete(&gone_id).await.unwrap_or(false));
+    assert!(
+        app.state
+            .services
+            .activities
+            .gateway()
+            .delete(&gone_id)
+            .await
+            .unwrap_or(false)
+    );
 
     // Orphans: one that no activity owns, and two that are not ours to judge.
     let orphan = format!("activity-{}", uuid::Uuid::new_v4());
@@ -157,7 +163,8 @@ async fn drift_is_repaired_and_orphans_are_removed(pool: PgPool) {
     ];
     let desired = acp::temporal::translate::desired_schedule(
         &app.state
-            .store
+            .services
+            .activities
             .get(uuid::Uuid::parse_str(&id).unwrap_or_default())
             .await
             .unwrap_or_else(|e| panic!("{e}")),
@@ -166,14 +173,23 @@ async fn drift_is_repaired_and_orphans_are_removed(pool: PgPool) {
     .unwrap_or_else(|| panic!("no desired schedule"));
     for schedule in std::iter::once(&orphan).chain(foreign.iter()) {
         app.state
-            .gateway
+            .services
+            .activities
+            .gateway()
             .create(schedule, &desired)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
     }
     // Visibility is eventually consistent: wait until the list shows them.
     eventually(Duration::from_secs(30), || async {
-        let ids = app.state.gateway.list_schedule_ids("").await.ok()?;
+        let ids = app
+            .state
+            .services
+            .activities
+            .gateway()
+            .list_schedule_ids("")
+            .await
+            .ok()?;
         (ids.contains(&orphan) && foreign.iter().all(|f| ids.contains(f))).then_some(())
     })
     .await;

@@ -21,7 +21,7 @@ pub async fn run(bench: &Bench) -> anyhow::Result<()> {
     };
     let gateway = Arc::new(TemporalGateway::new(settings));
     let task_queue = format!("bench-{}", std::process::id());
-    let state = acp::app::state_from(pool.clone(), gateway.clone(), &task_queue);
+    let state = acp::api::AppState::new(pool.clone(), gateway.clone(), &task_queue);
     let router = acp::app::build_router(state, 1024 * 1024);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);

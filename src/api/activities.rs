@@ -15,12 +15,13 @@ use super::activity_model::{
 use super::extract::{
     ApiQuery, IdParam, JsonBody, etag, from_json_value, idempotency_key, if_match,
 };
+use super::merge_patch::merge_patch;
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use crate::domain::activity::Activity;
-use crate::domain::ids;
+use crate::domain::run::StartOutcome;
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::reconcile::sync_activity;
-use crate::store::activities::{ActivityFilter, CreateOutcome, Keyset};
+use crate::service::activities::Written;
+use crate::store::activities::{ActivityFilter, Keyset};
 
 const CURSOR_SCOPE: &str = "activities";
 
@@ -44,34 +45,20 @@ fn respond(
     response
 }
 
-/// Syncs the schedule right after a write, then re-reads the row so the
-/// response shows the sync state that was recorded.
-async fn sync_and_reload(
-    state: &AppState,
-    activity: Activity,
-) -> ApiResult<(Activity, Vec<chrono::DateTime<chrono::Utc>>)> {
-    let outcome = sync_activity(&state.store, &state.gateway, &state.task_queue, &activity).await?;
-    let next = outcome
-        .view
-        .map(|v| v.future_action_times)
-        .unwrap_or_default();
-    let reloaded = state.store.get_any(activity.id).await?.unwrap_or(activity);
-    Ok((reloaded, next))
-}
-
-/// After a PUT or PATCH: every change to a definition leaves the row
-/// `pending` (or `not_applicable`), so "not synced" covers both a change and
-/// an earlier sync that did not finish; an unchanged, synced activity costs
-/// Temporal nothing.
-async fn sync_unless_synced(
-    state: &AppState,
-    activity: Activity,
-) -> ApiResult<(Activity, Vec<chrono::DateTime<chrono::Utc>>)> {
-    if activity.sync.state == crate::domain::activity::SyncState::Synced {
-        Ok((activity, vec![]))
+/// A write's answer: the activity, its ETag, and `Location` for a create.
+fn respond_written(written: Written) -> Response {
+    let status = if written.created {
+        StatusCode::CREATED
     } else {
-        sync_and_reload(state, activity).await
+        StatusCode::OK
+    };
+    let mut response = respond(status, written.activity, written.next_fire_times);
+    if written.replayed {
+        response
+            .headers_mut()
+            .insert("idempotent-replayed", HeaderValue::from_static("true"));
     }
+    response
 }
 
 fn parse_definition(
@@ -92,7 +79,7 @@ fn parse_definition(
     security(("bearer" = ["write"])),
     tag = "activities",
     request_body = ActivityRequest,
-    params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a repeated key")),
+    params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a repeated key", pattern = r"^[!-~]{1,255}$")),
     responses(
         (status = 201, description = "Created", body = ActivityResponse,
          headers(("Location" = String), ("ETag" = String))),
@@ -118,23 +105,12 @@ pub async fn create_activity(
     });
     let definition = parse_definition(request)?;
     let idempotency = key.as_deref().zip(request_hash.as_deref());
-    match state
-        .store
-        .create(Uuid::new_v4(), &definition, idempotency)
-        .await?
-    {
-        CreateOutcome::Created(activity) => {
-            let (activity, next) = sync_and_reload(&state, activity).await?;
-            Ok(respond(StatusCode::CREATED, activity, next))
-        }
-        CreateOutcome::Replayed(activity) => {
-            let mut response = respond(StatusCode::CREATED, activity, vec![]);
-            response
-                .headers_mut()
-                .insert("idempotent-replayed", HeaderValue::from_static("true"));
-            Ok(response)
-        }
-    }
+    let written = state
+        .services
+        .activities
+        .create(&definition, idempotency)
+        .await?;
+    Ok(respond_written(written))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -210,7 +186,11 @@ pub async fn list_activities(
         label,
         q: query.q.filter(|q| !q.is_empty()),
     };
-    let rows = state.store.list(&filter, after, limit + 1).await?;
+    let rows = state
+        .services
+        .activities
+        .list(&filter, after, limit + 1)
+        .await?;
     Ok(axum::Json(page(
         rows,
         limit,
@@ -239,27 +219,12 @@ pub async fn get_activity(
     State(state): State<AppState>,
     IdParam(id): IdParam,
 ) -> ApiResult<Response> {
-    let activity = state.store.get(id).await.map_err(not_found)?;
-    let next = if activity.wants_schedule() {
-        match state.gateway.describe(&ids::schedule_id(id)).await {
-            Ok(Some(view)) => view.future_action_times,
-            Ok(None) => vec![],
-            Err(err) => {
-                tracing::debug!(error = %err, "next fire times unavailable");
-                vec![]
-            }
-        }
-    } else {
-        vec![]
-    };
+    let (activity, next) = state
+        .services
+        .activities
+        .get_with_next_fire_times(id)
+        .await?;
     Ok(respond(StatusCode::OK, activity, next))
-}
-
-fn not_found(err: crate::store::StoreError) -> ApiError {
-    match err {
-        crate::store::StoreError::NotFound => ApiError::NotFound("activity"),
-        other => other.into(),
-    }
 }
 
 /// Create or replace an activity under a client-chosen ID.
@@ -296,14 +261,12 @@ pub async fn put_activity(
 ) -> ApiResult<Response> {
     let expect = if_match(&headers)?;
     let definition = parse_definition(request)?;
-    let (activity, created) = state.store.put(id, &definition, expect).await?;
-    let (activity, next) = sync_unless_synced(&state, activity).await?;
-    let status = if created {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
-    Ok(respond(status, activity, next))
+    let written = state
+        .services
+        .activities
+        .put(id, &definition, expect)
+        .await?;
+    Ok(respond_written(written))
 }
 
 /// Change an activity with a JSON merge patch (RFC 7386).
@@ -346,50 +309,17 @@ pub async fn patch_activity(
             "a merge patch must be a JSON object",
         ));
     }
-    let current = state.store.get(id).await.map_err(not_found)?;
-    if let crate::store::activities::Expect::Version(v) = expect
-        && v != current.version
-    {
-        return Err(ApiError::PreconditionFailed {
-            current_version: current.version,
-        });
-    }
-    let mut document = serde_json::to_value(request_of(&current.definition))
-        .map_err(|e| ApiError::Internal(e.into()))?;
-    merge_patch(&mut document, &patch);
-    let request: ActivityRequest = from_json_value(document)?;
-    let definition = parse_definition(request)?;
-    let activity = state
-        .store
-        .replace_at(id, current.version, &definition)
+    let written = state
+        .services
+        .activities
+        .patch(id, expect, |current| {
+            let mut document = serde_json::to_value(request_of(current))
+                .map_err(|e| ApiError::Internal(e.into()))?;
+            merge_patch(&mut document, &patch);
+            parse_definition(from_json_value(document)?)
+        })
         .await?;
-    let (activity, next) = sync_unless_synced(&state, activity).await?;
-    Ok(respond(StatusCode::OK, activity, next))
-}
-
-/// RFC 7386: objects merge key by key, `null` deletes, anything else replaces.
-pub fn merge_patch(target: &mut serde_json::Value, patch: &serde_json::Value) {
-    let serde_json::Value::Object(patch_map) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = serde_json::Value::Object(Default::default());
-    }
-    if let serde_json::Value::Object(target_map) = target {
-        for (key, value) in patch_map {
-            if value.is_null() {
-                target_map.remove(key);
-            } else {
-                merge_patch(
-                    target_map
-                        .entry(key.clone())
-                        .or_insert(serde_json::Value::Null),
-                    value,
-                );
-            }
-        }
-    }
+    Ok(respond_written(written))
 }
 
 /// Delete an activity and its schedule. Its run history stays readable.
@@ -417,8 +347,7 @@ pub async fn delete_activity(
     headers: HeaderMap,
 ) -> ApiResult<StatusCode> {
     let expect = if_match(&headers)?;
-    let activity = state.store.delete(id, expect).await.map_err(not_found)?;
-    sync_activity(&state.store, &state.gateway, &state.task_queue, &activity).await?;
+    state.services.activities.delete(id, expect).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -432,7 +361,7 @@ pub struct TriggerResponse {
     /// The key of this trigger: the `Idempotency-Key` header, or generated.
     pub key: String,
     /// `started`, or `duplicate` when this key already triggered a run.
-    pub outcome: String,
+    pub outcome: StartOutcome,
 }
 
 /// Run the activity once, now.
@@ -446,13 +375,14 @@ pub struct TriggerResponse {
     tag = "activities",
     params(
         ("id" = Uuid, Path, description = "Activity ID"),
-        ("Idempotency-Key" = Option<String>, Header, description = "Makes retries of this trigger start one run"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes retries of this trigger start one run", pattern = r"^[!-~]{1,255}$"),
     ),
     responses(
         (status = 202, description = "Run started", body = TriggerResponse),
         (status = 200, description = "This key already started a run", body = TriggerResponse),
         (status = 400, description = "Bad ID or key", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Temporal refused the start", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "PostgreSQL or Temporal unavailable", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -462,70 +392,17 @@ pub async fn trigger_activity(
     IdParam(id): IdParam,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    let key = idempotency_key(&headers)?.unwrap_or_else(|| Uuid::new_v4().to_string());
-    let activity = state.store.get(id).await.map_err(not_found)?;
-    let workflow_id = ids::event_run_workflow_id(id, &format!("manual-{key}"));
-    let input = crate::temporal::messages::RunInput {
-        activity_id: id,
-        trigger: crate::domain::run::RunTrigger::Manual,
-        scheduled_for: None,
-        event_id: None,
-        event: None,
-        window_start: None,
-        window_end: None,
-        definition_version: activity.version,
-    };
-    let outcome = state
-        .gateway
-        .start_run(&workflow_id, &state.task_queue, &input)
-        .await
-        .map_err(|e| match e {
-            crate::temporal::GatewayError::Rejected(m) => ApiError::Internal(anyhow::anyhow!(m)),
-            _ => ApiError::Unavailable("Temporal".into()),
-        })?;
-    let status = match outcome {
-        crate::temporal::StartOutcome::Started => StatusCode::ACCEPTED,
-        crate::temporal::StartOutcome::Duplicate => StatusCode::OK,
+    let key = idempotency_key(&headers)?;
+    let triggered = state.services.runs.trigger(id, key).await?;
+    let status = match triggered.outcome {
+        StartOutcome::Started => StatusCode::ACCEPTED,
+        StartOutcome::Duplicate => StatusCode::OK,
     };
     let body = TriggerResponse {
-        run_id: ids::run_id(&workflow_id),
-        workflow_id,
-        key,
-        outcome: outcome.as_str().to_owned(),
+        workflow_id: triggered.workflow_id,
+        run_id: triggered.run_id,
+        key: triggered.key,
+        outcome: triggered.outcome,
     };
     Ok((status, axum::Json(body)).into_response())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::merge_patch;
-    use serde_json::json;
-
-    #[test]
-    fn rfc7386_examples() {
-        let cases = [
-            (json!({"a": "b"}), json!({"a": "c"}), json!({"a": "c"})),
-            (
-                json!({"a": "b"}),
-                json!({"b": "c"}),
-                json!({"a": "b", "b": "c"}),
-            ),
-            (json!({"a": "b"}), json!({"a": null}), json!({})),
-            (
-                json!({"a": {"b": "c"}}),
-                json!({"a": {"b": "d", "c": null}}),
-                json!({"a": {"b": "d"}}),
-            ),
-            (json!({"a": [1]}), json!({"a": [2]}), json!({"a": [2]})),
-            (
-                json!({"a": "x"}),
-                json!({"a": {"b": 1}}),
-                json!({"a": {"b": 1}}),
-            ),
-        ];
-        for (mut target, patch, expected) in cases {
-            merge_patch(&mut target, &patch);
-            assert_eq!(target, expected);
-        }
-    }
 }

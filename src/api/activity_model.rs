@@ -8,7 +8,9 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::domain::FieldError;
-use crate::domain::activity::{Activity, ActivityDefinition, TaskKind, TaskSpec, TaskType};
+use crate::domain::activity::{
+    Activity, ActivityDefinition, SyncState, TaskKind, TaskSpec, TaskType,
+};
 use crate::domain::duration::IsoDuration;
 use crate::domain::ids;
 use crate::domain::trigger::{
@@ -24,25 +26,28 @@ const MAX_LABELS: usize = 64;
 #[serde(deny_unknown_fields)]
 pub struct ActivityRequest {
     /// Human-readable name, 1 to 200 characters.
-    #[schema(example = "hourly-inbox-sweep")]
+    #[schema(example = "hourly-inbox-sweep", min_length = 1, max_length = 200)]
     pub name: String,
     /// Free text, up to 2000 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 2000)]
     pub description: Option<String>,
     /// Disabled activities keep their schedule, paused. Default `true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    /// Key/value labels for filtering (`label=key=value`).
+    /// Key/value labels for filtering (`label=key=value`): at most 64; keys
+    /// are 1 to 63 of letters, digits, `. _ - /`; values at most 255 characters.
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
     pub trigger: TriggerBody,
     /// The tasks of each run, executed in order. 1 to 50.
+    #[schema(min_items = 1, max_items = 50)]
     pub tasks: Vec<TaskBody>,
     /// Legacy compatibility metadata: stored and returned, read by no
     /// execution path. It does NOT deduplicate runs by content; configure
     /// `trigger.misfire_policy` instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(deprecated, example = "skip")]
+    #[schema(deprecated, example = "skip", min_length = 1, max_length = 100)]
     pub dedupe_key_strategy: Option<String>,
 }
 
@@ -65,7 +70,7 @@ pub struct TriggerBody {
     pub kind: TriggerKind,
     /// Five-field cron expression (`cron` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(example = "0 * * * *")]
+    #[schema(example = "0 * * * *", min_length = 1, max_length = 200)]
     pub cron: Option<String>,
     /// IANA time zone of the cron expression (`cron` only). Default `UTC`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -73,31 +78,42 @@ pub struct TriggerBody {
     pub timezone: Option<String>,
     /// ISO-8601 duration between runs, at least `PT1S` (`interval` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(example = "PT30S")]
+    #[schema(example = "PT30S", pattern = r"^P")]
     pub every: Option<String>,
-    /// Event types the activity subscribes to (`event` only).
+    /// Event types the activity subscribes to (`event` only), 1 to 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_items = 1, max_items = 100, inline, value_type = Option<Vec<EventTypeName>>)]
     pub event_types: Option<Vec<String>>,
     /// `skip` (default), `catchup` or `compress`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(example = "catchup")]
+    #[schema(example = "catchup", value_type = Option<MisfirePolicy>)]
     pub misfire_policy: Option<String>,
     /// How many missed fires `catchup` replays: 1 to 1000, default 10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1000)]
     pub catchup_limit: Option<i64>,
     /// How late a fire may run under `skip`. ISO-8601, default `PT60S`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = r"^P")]
     pub misfire_grace: Option<String>,
     /// No fires before this instant (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
     pub start_at: Option<String>,
     /// No fires after this instant (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
     pub end_at: Option<String>,
     /// Random delay added to each fire, ISO-8601.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = r"^P")]
     pub jitter: Option<String>,
 }
+
+/// An event type name: 1 to 200 of letters, digits and `. _ - : /`.
+#[derive(ToSchema)]
+#[schema(pattern = r"^[A-Za-z0-9._:/-]{1,200}$", example = "message.received")]
+pub struct EventTypeName(#[allow(dead_code)] String);
 
 /// One task of each run.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
@@ -105,7 +121,7 @@ pub struct TriggerBody {
 pub struct TaskBody {
     /// `noop`, `webhook`, or the name of an activity type implemented by a
     /// worker on `config.task_queue`.
-    #[schema(example = "webhook")]
+    #[schema(example = "webhook", pattern = r"^[A-Za-z0-9_.-]{1,100}$")]
     pub task_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -123,10 +139,9 @@ pub struct TaskBody {
 pub struct ScheduleStatus {
     /// `activity-{id}`, or null for event triggers.
     pub schedule_id: Option<String>,
-    #[schema(value_type = String, example = "synced")]
     /// `synced`, `pending` (waiting for Temporal), `error` (Temporal refused)
     /// or `not_applicable` (event triggers).
-    pub sync_state: String,
+    pub sync_state: SyncState,
     pub last_synced_at: Option<DateTime<Utc>>,
     pub last_error: Option<String>,
     /// The next nominal fire times, asked of Temporal by
@@ -567,7 +582,7 @@ pub fn render(activity: Activity, next_fire_times: Vec<DateTime<Utc>>) -> Activi
         updated_at: activity.updated_at,
         schedule: ScheduleStatus {
             schedule_id,
-            sync_state: activity.sync.state.as_str().to_owned(),
+            sync_state: activity.sync.state,
             last_synced_at: activity.sync.last_synced_at,
             last_error: activity.sync.last_error,
             next_fire_times,

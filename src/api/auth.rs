@@ -76,13 +76,6 @@ pub enum Auth {
     Disabled,
 }
 
-/// The key that authenticated a request, for handlers that care.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    pub key_id: uuid::Uuid,
-    pub scope: Scope,
-}
-
 fn bearer(request: &Request) -> Result<&str, ApiError> {
     let value = request
         .headers()
@@ -104,7 +97,7 @@ fn bearer(request: &Request) -> Result<&str, ApiError> {
 
 /// Middleware: lets a request through only with a live key whose scope
 /// covers its route.
-pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: Next) -> Response {
+pub async fn require_key(State(auth): State<Auth>, request: Request, next: Next) -> Response {
     let Auth::Keys { keys, table } = auth else {
         return next.run(request).await;
     };
@@ -142,10 +135,6 @@ pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: N
         }
         .into_response();
     }
-    request.extensions_mut().insert(Caller {
-        key_id: key.id,
-        scope: key.scope,
-    });
     next.run(request).await
 }
 

@@ -13,11 +13,11 @@ use super::AppState;
 use super::extract::{ApiQuery, JsonBody, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use crate::domain::FieldError;
-use crate::domain::event::{EventId, EventIdOrigin};
+use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
+use crate::domain::run::RunStatus;
 use crate::domain::trigger::EventType;
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::router::{DispatchOutcome, NewEvent};
-use crate::store::StoreError;
+use crate::service::events::NewEvent;
 use crate::store::events::{Dispatch, EventFilter, EventRecord};
 
 const CURSOR_SCOPE: &str = "events";
@@ -29,12 +29,12 @@ const MAX_PAYLOAD: usize = 256 * 1024;
 pub struct EventRequest {
     /// A stable ID from the producer. Without it, the `Idempotency-Key`
     /// header is used, else a digest of the content.
-    #[schema(example = "evt_abc123")]
+    #[schema(example = "evt_abc123", pattern = r"^[A-Za-z0-9_.:@+=-]{1,200}$")]
     pub event_id: Option<String>,
-    #[schema(example = "message.received")]
+    #[schema(example = "message.received", pattern = r"^[A-Za-z0-9._:/-]{1,200}$")]
     pub event_type: String,
-    /// Who sent it, e.g. `crm`.
-    #[schema(example = "crm")]
+    /// Who sent it, e.g. `crm`: 1 to 200 characters, no control characters.
+    #[schema(example = "crm", min_length = 1, max_length = 200)]
     pub source: String,
     /// When it happened (RFC 3339).
     #[schema(format = DateTime)]
@@ -55,14 +55,13 @@ pub struct DispatchResponse {
     /// `started`; `duplicate` when this event already ran for this activity;
     /// `pending` when Temporal did not answer: it is recorded and will be
     /// started, exactly once, when Temporal returns.
-    pub outcome: String,
+    pub outcome: DispatchOutcome,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct IngestResponse {
     pub event_id: String,
-    /// `client`, `idempotency_key` or `content_digest`.
-    pub event_id_origin: String,
+    pub event_id_origin: EventIdOrigin,
     pub dispatches: Vec<DispatchResponse>,
 }
 
@@ -72,21 +71,20 @@ pub struct DispatchRecord {
     pub activity_id: Uuid,
     pub workflow_id: String,
     pub run_id: Uuid,
-    /// `pending` or `completed`.
-    pub state: String,
-    pub outcome: Option<String>,
+    pub state: DispatchState,
+    pub outcome: Option<DispatchOutcome>,
     pub attempts: i32,
     pub last_error: Option<String>,
     pub created_at: DateTime<Utc>,
     pub completed_at: Option<DateTime<Utc>>,
     /// The run's status, once its row exists.
-    pub run_status: Option<String>,
+    pub run_status: Option<RunStatus>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct EventResponse {
     pub event_id: String,
-    pub event_id_origin: String,
+    pub event_id_origin: EventIdOrigin,
     pub event_type: String,
     pub source: String,
     pub occurred_at: Option<DateTime<Utc>>,
@@ -221,7 +219,7 @@ fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent
     security(("bearer" = ["events"])),
     tag = "events",
     request_body = EventRequest,
-    params(("Idempotency-Key" = Option<String>, Header, description = "The event ID when the body has none")),
+    params(("Idempotency-Key" = Option<String>, Header, description = "The event ID when the body has none", pattern = r"^[A-Za-z0-9_.:@+=-]{1,200}$")),
     responses(
         (status = 200, description = "Recorded and routed", body = IngestResponse),
         (status = 202, description = "Recorded; some dispatches wait for Temporal", body = IngestResponse),
@@ -240,14 +238,11 @@ pub async fn ingest_event(
 ) -> ApiResult<Response> {
     let event = parse_event(request, &headers)?;
     let origin = event.origin;
-    let result = state.events.ingest(event).await?;
-    let pending = result
-        .dispatches
-        .iter()
-        .any(|d| d.outcome == DispatchOutcome::Pending);
+    let result = state.services.events.ingest(event).await?;
+    let pending = result.pending();
     let body = IngestResponse {
         event_id: result.event.event_id,
-        event_id_origin: origin.as_str().to_owned(),
+        event_id_origin: origin,
         dispatches: result
             .dispatches
             .into_iter()
@@ -255,7 +250,7 @@ pub async fn ingest_event(
                 activity_id: d.activity_id,
                 workflow_id: d.workflow_id,
                 run_id: d.run_id,
-                outcome: d.outcome.as_str().to_owned(),
+                outcome: d.outcome,
             })
             .collect(),
     };
@@ -316,7 +311,11 @@ pub async fn list_events(
         received_from: query_instant("received_after", query.received_after.as_deref())?,
         received_to: query_instant("received_before", query.received_before.as_deref())?,
     };
-    let rows = state.events.events.list(&filter, after, limit + 1).await?;
+    let rows = state
+        .services
+        .events
+        .list(&filter, after, limit + 1)
+        .await?;
     Ok(Json(page(
         rows,
         limit,
@@ -332,7 +331,7 @@ pub async fn list_events(
     path = "/v1/events/{event_id}",
     security(("bearer" = ["read"])),
     tag = "events",
-    params(("event_id" = String, Path, description = "Event ID")),
+    params(("event_id" = String, Path, description = "Event ID", pattern = r"^[A-Za-z0-9_.:@+=-]{1,200}$")),
     responses(
         (status = 200, description = "The event", body = EventResponse),
         (status = 400, description = "Malformed event ID", body = Problem, content_type = "application/problem+json"),
@@ -352,11 +351,6 @@ pub async fn get_event(
         .map(|(_, v)| v.to_owned())
         .unwrap_or_default();
     let id = EventId::parse(&text).map_err(|m| ApiError::bad_field("event_id", m))?;
-    let event = match state.events.events.get(id.as_str()).await {
-        Ok(e) => e,
-        Err(StoreError::NotFound) => return Err(ApiError::NotFound("event")),
-        Err(other) => return Err(other.into()),
-    };
-    let dispatches = state.events.events.dispatches_of(id.as_str()).await?;
+    let (event, dispatches) = state.services.events.get(&id).await?;
     Ok(Json(render(event, Some(dispatches))))
 }

@@ -319,10 +319,12 @@ where
                 "a body needs Content-Type: application/json".into(),
             ));
         }
-        // A JSON `null` is no body too.
-        JsonBody::<Option<T>>::from_request(req, state)
+        // A body that is there must be the documented object: a JSON `null`
+        // is not "no body" (the document says the body is optional, not
+        // nullable, which is what generated clients send: nothing).
+        JsonBody::<T>::from_request(req, state)
             .await
-            .map(|JsonBody(v)| Self(v.unwrap_or_default()))
+            .map(|JsonBody(v)| Self(v))
     }
 }
 

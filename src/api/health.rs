@@ -7,7 +7,6 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::AppState;
-use crate::store;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Health {
@@ -64,7 +63,7 @@ fn check<E: std::fmt::Display>(result: Result<(), E>) -> DependencyCheck {
         (status = 503, description = "A dependency is down", body = Readiness),
     ))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
-    let (pg, temporal) = tokio::join!(store::ping(state.store.pool()), state.gateway.ping());
+    let (pg, temporal) = state.services.readiness().await;
     let readiness = Readiness {
         status: String::new(),
         postgres: check(pg),

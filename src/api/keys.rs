@@ -20,7 +20,7 @@ use crate::store::keys::ApiKey;
 #[serde(deny_unknown_fields)]
 pub struct CreateKeyRequest {
     /// Who or what holds the key, e.g. `crm-webhooks`.
-    #[schema(example = "crm-webhooks")]
+    #[schema(example = "crm-webhooks", min_length = 1, max_length = 200)]
     pub name: String,
     pub scope: Scope,
 }

@@ -8,6 +8,7 @@ pub mod events;
 pub mod extract;
 pub mod health;
 pub mod keys;
+pub mod merge_patch;
 pub mod openapi;
 pub mod pagination;
 pub mod runs;
@@ -19,18 +20,24 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::router::EventRouter;
-use crate::store::{ActivityStore, KeyStore, RunStore};
+use crate::service::Services;
+use crate::store::KeyStore;
 use crate::temporal::TemporalGateway;
 
+/// What handlers reach: the use cases, and the keys the auth layer checks.
 #[derive(Clone)]
 pub struct AppState {
-    pub store: ActivityStore,
-    pub runs: RunStore,
+    pub services: Services,
     pub keys: KeyStore,
-    pub gateway: Arc<TemporalGateway>,
-    pub events: EventRouter,
-    pub task_queue: String,
+}
+
+impl AppState {
+    pub fn new(pool: sqlx::PgPool, gateway: Arc<TemporalGateway>, task_queue: &str) -> Self {
+        Self {
+            keys: KeyStore::new(pool.clone()),
+            services: Services::new(pool, gateway, task_queue),
+        }
+    }
 }
 
 /// Every documented route. The OpenAPI document comes from this same value,

@@ -34,7 +34,47 @@ pub fn document_json() -> String {
 pub fn document() -> utoipa::openapi::OpenApi {
     let (_, mut doc) = super::router().split_for_parts();
     secure(&mut doc);
+    optional_bodies(&mut doc);
     doc
+}
+
+/// An optional body (`Option<T>` in a handler) is declared as what it is: a
+/// body that need not be sent (`required` absent) whose schema is `T`. The
+/// `oneOf [null, T]` utoipa writes for it makes generated clients send a
+/// JSON `null` or fail to serialise "no body" (openapi-python-client raised
+/// a TypeError for pause/resume without one).
+fn optional_bodies(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::schema::{Schema, SchemaType, Type};
+    use utoipa::openapi::{RefOr, Required};
+
+    let is_null = |s: &RefOr<Schema>| matches!(s, RefOr::T(Schema::Object(o)) if o.schema_type == SchemaType::Type(Type::Null));
+    for item in doc.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for operation in operations.into_iter().flatten() {
+            let Some(body) = operation.request_body.as_mut() else {
+                continue;
+            };
+            if body.required == Some(Required::True) {
+                continue;
+            }
+            for content in body.content.values_mut() {
+                if let Some(RefOr::T(Schema::OneOf(one_of))) = &content.schema {
+                    let mut rest = one_of.items.iter().filter(|s| !is_null(s));
+                    if let (Some(only), None) = (rest.next(), rest.next())
+                        && one_of.items.len() == 2
+                    {
+                        content.schema = Some(only.clone());
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn problem(description: &str) -> utoipa::openapi::Response {

@@ -10,9 +10,9 @@ use uuid::Uuid;
 use super::AppState;
 use super::extract::{ApiQuery, IdParam, path_uuid, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
-use crate::domain::run::{Run, RunStatus, RunTrigger, TaskInstance};
+use crate::domain::misfire::SkipReason;
+use crate::domain::run::{Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::store::StoreError;
 use crate::store::runs::RunFilter;
 
 const CURSOR_SCOPE: &str = "runs";
@@ -27,8 +27,7 @@ pub struct TaskInstanceResponse {
     pub task_type: String,
     pub index: i32,
     pub name: Option<String>,
-    /// `running`, `succeeded` or `failed`.
-    pub status: String,
+    pub status: TaskStatus,
     pub attempts: i32,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
@@ -45,15 +44,13 @@ pub struct RunResponse {
     pub activity_id: Uuid,
     /// `activity-{activity_id}:{scheduled_for.isoformat()}` or `activity-{activity_id}:{event_id}`.
     pub workflow_id: String,
-    /// `cron`, `interval`, `event` or `manual`.
-    pub trigger_type: String,
+    pub trigger_type: RunTrigger,
     /// The nominal fire time, for scheduled runs.
     pub scheduled_for: Option<DateTime<Utc>>,
     pub event_id: Option<String>,
-    /// `running`, `succeeded`, `failed`, `cancelled` or `skipped`.
-    pub status: String,
-    /// Why a `skipped` run did not execute: `misfire`, `catchup_limit` or `compressed`.
-    pub skip_reason: Option<String>,
+    pub status: RunStatus,
+    /// Why a `skipped` run did not execute.
+    pub skip_reason: Option<SkipReason>,
     pub window_start: Option<DateTime<Utc>>,
     pub window_end: Option<DateTime<Utc>>,
     pub definition_version: Option<i64>,
@@ -120,9 +117,9 @@ pub struct ListRunsQuery {
     pub cursor: Option<String>,
     /// Only this activity's runs.
     pub activity_id: Option<String>,
-    /// `running`, `succeeded`, `failed`, `cancelled` or `skipped`.
+    #[param(value_type = Option<RunStatus>)]
     pub status: Option<String>,
-    /// `cron`, `interval`, `event` or `manual`.
+    #[param(value_type = Option<RunTrigger>)]
     pub trigger_type: Option<String>,
     /// Nominal time at or after (RFC 3339).
     #[param(value_type = Option<String>, format = DateTime)]
@@ -148,15 +145,29 @@ pub struct ActivityRunsQuery {
     pub limit: Option<String>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
+    #[param(value_type = Option<RunStatus>)]
     pub status: Option<String>,
+    #[param(value_type = Option<RunTrigger>)]
     pub trigger_type: Option<String>,
+    /// Nominal time at or after (RFC 3339).
+    #[param(value_type = Option<String>, format = DateTime)]
     pub scheduled_after: Option<String>,
+    /// Nominal time before (RFC 3339).
+    #[param(value_type = Option<String>, format = DateTime)]
     pub scheduled_before: Option<String>,
+    /// Started at or after (RFC 3339).
+    #[param(value_type = Option<String>, format = DateTime)]
     pub started_after: Option<String>,
+    /// Started before (RFC 3339).
+    #[param(value_type = Option<String>, format = DateTime)]
     pub started_before: Option<String>,
 }
 
-async fn list(state: &AppState, query: ListRunsQuery) -> ApiResult<Page<RunResponse>> {
+async fn list(
+    state: &AppState,
+    query: ListRunsQuery,
+    of_activity: bool,
+) -> ApiResult<Page<RunResponse>> {
     let limit = parse_limit(query.limit.as_deref())?;
     let after: Option<(DateTime<Utc>, Uuid)> = query
         .cursor
@@ -184,7 +195,12 @@ async fn list(state: &AppState, query: ListRunsQuery) -> ApiResult<Page<RunRespo
         started_from: query_instant("started_after", query.started_after.as_deref())?,
         started_to: query_instant("started_before", query.started_before.as_deref())?,
     };
-    let rows = state.runs.list_runs(&filter, after, limit + 1).await?;
+    let runs = &state.services.runs;
+    let rows = if of_activity {
+        runs.list_of_activity(&filter, after, limit + 1).await?
+    } else {
+        runs.list(&filter, after, limit + 1).await?
+    };
     Ok(page(
         rows,
         limit,
@@ -212,7 +228,7 @@ pub async fn list_runs(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<ListRunsQuery>,
 ) -> ApiResult<Json<Page<RunResponse>>> {
-    Ok(Json(list(&state, query).await?))
+    Ok(Json(list(&state, query, false).await?))
 }
 
 /// One activity's runs, newest first. History outlives the activity.
@@ -235,9 +251,6 @@ pub async fn list_activity_runs(
     IdParam(id): IdParam,
     ApiQuery(query): ApiQuery<ActivityRunsQuery>,
 ) -> ApiResult<Json<Page<RunResponse>>> {
-    if state.store.get_any(id).await?.is_none() {
-        return Err(ApiError::NotFound("activity"));
-    }
     let query = ListRunsQuery {
         limit: query.limit,
         cursor: query.cursor,
@@ -249,7 +262,7 @@ pub async fn list_activity_runs(
         started_after: query.started_after,
         started_before: query.started_before,
     };
-    Ok(Json(list(&state, query).await?))
+    Ok(Json(list(&state, query, true).await?))
 }
 
 /// One run with its task instances.
@@ -271,9 +284,6 @@ pub async fn get_run(
     State(state): State<AppState>,
     IdParam(run_id): IdParam,
 ) -> ApiResult<Json<RunResponse>> {
-    match state.runs.get_run(run_id).await {
-        Ok((run, tasks)) => Ok(Json(render(run, Some(tasks)))),
-        Err(StoreError::NotFound) => Err(ApiError::NotFound("run")),
-        Err(other) => Err(other.into()),
-    }
+    let (run, tasks) = state.services.runs.get(run_id).await?;
+    Ok(Json(render(run, Some(tasks))))
 }

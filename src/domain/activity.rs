@@ -88,7 +88,7 @@ pub struct ActivityDefinition {
 }
 
 /// Whether Temporal matches the database for this activity's schedule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SyncState {
     /// Temporal holds exactly the desired schedule.

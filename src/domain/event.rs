@@ -1,27 +1,50 @@
 //! Inbound events and their stable IDs (PRODUCT.md section 2).
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-/// Where an event's ID came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventIdOrigin {
-    /// The body's `event_id`.
-    Client,
-    /// The `Idempotency-Key` header.
-    IdempotencyKey,
-    /// `sha256:` + hex of the canonical JSON of (source, event_type, occurred_at, payload).
-    ContentDigest,
+use super::run::StartOutcome;
+
+named_enum! {
+    /// What routing one event to one subscribed activity did.
+    pub enum DispatchOutcome ("dispatch outcome") {
+        /// The run was started now.
+        Started = "started",
+        /// This event already ran (or is running) for this activity.
+        Duplicate = "duplicate",
+        /// Recorded, not yet started (Temporal unreachable): it will be
+        /// started, exactly once, when Temporal answers again.
+        Pending = "pending",
+    }
 }
 
-impl EventIdOrigin {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Client => "client",
-            Self::IdempotencyKey => "idempotency_key",
-            Self::ContentDigest => "content_digest",
+named_enum! {
+    /// Where a dispatch is: written before its run is started, completed after.
+    pub enum DispatchState ("dispatch state") {
+        /// Recorded; its run is not known to have started yet.
+        Pending = "pending",
+        /// Its run was started (or found already started).
+        Completed = "completed",
+    }
+}
+
+named_enum! {
+    /// Where an event's ID came from.
+    pub enum EventIdOrigin ("event ID origin") {
+        /// The body's `event_id`.
+        Client = "client",
+        /// The `Idempotency-Key` header.
+        IdempotencyKey = "idempotency_key",
+        /// `sha256:` + hex of the canonical JSON of (source, event_type, occurred_at, payload).
+        ContentDigest = "content_digest",
+    }
+}
+
+impl From<StartOutcome> for DispatchOutcome {
+    fn from(outcome: StartOutcome) -> Self {
+        match outcome {
+            StartOutcome::Started => Self::Started,
+            StartOutcome::Duplicate => Self::Duplicate,
         }
     }
 }

@@ -6,21 +6,47 @@ use chrono::{DateTime, Utc};
 use super::trigger::{MisfirePolicy, ScheduledTrigger};
 use super::window::{nominal_times_between, previous_nominal};
 
-/// Why a nominal time has no execution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SkipReason {
-    Misfire,
-    CatchupLimit,
-    Compressed,
+named_enum! {
+    /// Why a recorded run did not execute.
+    pub enum SkipReason ("skip reason") {
+        /// Later than `misfire_grace` (policy `skip`).
+        Misfire = "misfire",
+        /// Older than the most recent `catchup_limit` missed times (policy `catchup`).
+        CatchupLimit = "catchup_limit",
+        /// Folded into one run for the latest missed time (policy `compress`).
+        Compressed = "compressed",
+    }
 }
 
-impl SkipReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Misfire => "misfire",
-            Self::CatchupLimit => "catchup_limit",
-            Self::Compressed => "compressed",
-        }
+/// What a misfire policy does with a stretch of missed nominal times: the
+/// newest `run` of them run, the older `skipped` do not. One rule for a
+/// resume after a pause and for a launcher that finds itself behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MissedSplit<'a, T> {
+    pub skipped: &'a [T],
+    pub run: &'a [T],
+    /// What the skipped times are recorded as; `None` under `skip`, whose
+    /// missed times are simply not run (nothing to record).
+    pub reason: Option<SkipReason>,
+}
+
+/// Splits missed times (oldest first) by policy: `skip` runs none, `catchup`
+/// the most recent `catchup_limit`, `compress` the latest (its window then
+/// reaches back over the others).
+pub fn split_missed<'a, T>(trigger: &ScheduledTrigger, missed: &'a [T]) -> MissedSplit<'a, T> {
+    let (run_count, reason) = match trigger.misfire_policy {
+        MisfirePolicy::Skip => (0, None),
+        MisfirePolicy::Catchup => (
+            trigger.catchup_limit.get() as usize,
+            Some(SkipReason::CatchupLimit),
+        ),
+        MisfirePolicy::Compress => (1, Some(SkipReason::Compressed)),
+    };
+    let (skipped, run) = missed.split_at(missed.len().saturating_sub(run_count));
+    MissedSplit {
+        skipped,
+        run,
+        reason,
     }
 }
 
@@ -91,10 +117,8 @@ pub fn catch_up_times(
     scheduled_for: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Vec<DateTime<Utc>> {
-    let limit = trigger.catchup_limit.get() as usize;
-    let mut due = nominal_times_between(&trigger.cadence, scheduled_for, now, 1_000_000);
-    let older = due.len().saturating_sub(limit);
-    due.split_off(older)
+    let due = nominal_times_between(&trigger.cadence, scheduled_for, now, 1_000_000);
+    split_missed(trigger, &due).run.to_vec()
 }
 
 pub fn decide(trigger: &ScheduledTrigger, fire: Fire) -> Decision {
@@ -301,5 +325,62 @@ mod tests {
                 window_start: Some(t(100))
             }
         );
+    }
+
+    #[test]
+    fn missed_times_split_by_policy() {
+        let missed: Vec<i64> = (1..=6).collect();
+        // (policy, catchup_limit, skipped, run, recorded reason)
+        type Row<'a> = (MisfirePolicy, i64, &'a [i64], &'a [i64], Option<SkipReason>);
+        let table: [Row; 6] = [
+            (MisfirePolicy::Skip, 10, &[1, 2, 3, 4, 5, 6], &[], None),
+            (
+                MisfirePolicy::Catchup,
+                3,
+                &[1, 2, 3],
+                &[4, 5, 6],
+                Some(SkipReason::CatchupLimit),
+            ),
+            (
+                MisfirePolicy::Catchup,
+                10,
+                &[],
+                &[1, 2, 3, 4, 5, 6],
+                Some(SkipReason::CatchupLimit),
+            ),
+            (
+                MisfirePolicy::Catchup,
+                6,
+                &[],
+                &[1, 2, 3, 4, 5, 6],
+                Some(SkipReason::CatchupLimit),
+            ),
+            (
+                MisfirePolicy::Compress,
+                10,
+                &[1, 2, 3, 4, 5],
+                &[6],
+                Some(SkipReason::Compressed),
+            ),
+            (
+                MisfirePolicy::Compress,
+                1,
+                &[1, 2, 3, 4, 5],
+                &[6],
+                Some(SkipReason::Compressed),
+            ),
+        ];
+        for (policy, limit, skipped, run, reason) in table {
+            let split = split_missed(&trigger(policy, limit), &missed);
+            assert_eq!(
+                (split.skipped, split.run, split.reason),
+                (skipped, run, reason),
+                "{policy:?} limit {limit}"
+            );
+        }
+        // Nothing missed: nothing either way.
+        let none: [i64; 0] = [];
+        let split = split_missed(&trigger(MisfirePolicy::Compress, 3), &none);
+        assert!(split.skipped.is_empty() && split.run.is_empty());
     }
 }

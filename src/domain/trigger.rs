@@ -119,7 +119,9 @@ impl From<TimeZoneName> for String {
 }
 
 /// What happens to a scheduled fire that runs late (PRODUCT.md section 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum MisfirePolicy {
     /// Late fires beyond `misfire_grace` are dropped.

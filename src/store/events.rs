@@ -7,11 +7,13 @@ use sqlx::{FromRow, PgPool, Postgres};
 use uuid::Uuid;
 
 use super::{StoreError, StoreResult};
+use crate::domain::event::{DispatchOutcome, DispatchState, EventIdOrigin};
+use crate::domain::run::RunStatus;
 
 #[derive(Debug, Clone, FromRow)]
 pub struct EventRecord {
     pub event_id: String,
-    pub event_id_origin: String,
+    pub event_id_origin: EventIdOrigin,
     pub event_type: String,
     pub source: String,
     pub occurred_at: Option<DateTime<Utc>>,
@@ -25,15 +27,14 @@ pub struct Dispatch {
     pub activity_id: Uuid,
     pub workflow_id: String,
     pub run_id: Uuid,
-    /// `pending` or `completed`.
-    pub state: String,
-    pub outcome: Option<String>,
+    pub state: DispatchState,
+    pub outcome: Option<DispatchOutcome>,
     pub attempts: i32,
     pub last_error: Option<String>,
     pub created_at: DateTime<Utc>,
     pub completed_at: Option<DateTime<Utc>>,
     /// The run's status, when its row exists.
-    pub run_status: Option<String>,
+    pub run_status: Option<RunStatus>,
     /// The definition version the dispatch runs.
     pub definition_version: i64,
 }

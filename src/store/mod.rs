@@ -46,7 +46,8 @@ impl From<sqlx::Error> for StoreError {
                 if code.starts_with("08") || code.starts_with("57P0") || code == "53300" {
                     StoreError::Unavailable(err.to_string())
                 } else if code == "23505" {
-                    StoreError::Conflict(db.constraint().unwrap_or("unique").to_owned())
+                    tracing::debug!(constraint = db.constraint(), "unique violation");
+                    StoreError::Conflict(conflict_message(db.constraint()).to_owned())
                 } else {
                     StoreError::Other(err.into())
                 }
@@ -57,6 +58,51 @@ impl From<sqlx::Error> for StoreError {
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+/// What a unique violation means to a client, by constraint; the
+/// constraint's own name never leaves the store.
+fn conflict_message(constraint: Option<&str>) -> &'static str {
+    match constraint {
+        Some("activities_pkey") => "an activity with this ID exists",
+        Some("activity_runs_workflow_id_key" | "activity_runs_pkey") => {
+            "a run with this workflow ID exists"
+        }
+        Some("idempotency_keys_pkey") => "this Idempotency-Key is already in use",
+        Some("events_pkey") => "an event with this ID exists",
+        _ => "the request conflicts with data that already exists",
+    }
+}
+
+/// Lets a domain name enum be a TEXT column: written as its name, read back
+/// through its parser (a name the domain does not know is a decode error).
+macro_rules! text_column {
+    ($($ty:ty),+ $(,)?) => {$(
+        impl sqlx::Type<sqlx::Postgres> for $ty {
+            fn type_info() -> sqlx::postgres::PgTypeInfo {
+                <&str as sqlx::Type<sqlx::Postgres>>::type_info()
+            }
+            fn compatible(ty: &sqlx::postgres::PgTypeInfo) -> bool {
+                <&str as sqlx::Type<sqlx::Postgres>>::compatible(ty)
+            }
+        }
+
+        impl<'r> sqlx::Decode<'r, sqlx::Postgres> for $ty {
+            fn decode(
+                value: sqlx::postgres::PgValueRef<'r>,
+            ) -> Result<Self, sqlx::error::BoxDynError> {
+                let text = <&str as sqlx::Decode<sqlx::Postgres>>::decode(value)?;
+                Ok(<$ty>::parse(text)?)
+            }
+        }
+    )+};
+}
+
+text_column!(
+    crate::domain::event::DispatchOutcome,
+    crate::domain::event::DispatchState,
+    crate::domain::event::EventIdOrigin,
+    crate::domain::run::RunStatus,
+);
 
 /// A pool that does not need the database to be up yet: connections are made
 /// on demand, and a request waits at most `acquire_timeout` before it gets a

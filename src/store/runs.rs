@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use super::{StoreError, StoreResult};
 use crate::domain::activity::ActivityDefinition;
+use crate::domain::misfire::SkipReason;
 use crate::domain::run::{Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
 
 const RUN_COLUMNS: &str = "run_id, activity_id, workflow_id, trigger_type, scheduled_for, event_id, \
@@ -40,17 +41,27 @@ struct RunRow {
     created_at: DateTime<Utc>,
 }
 
-impl From<RunRow> for Run {
-    fn from(r: RunRow) -> Self {
-        Run {
+/// A column holding a name the domain does not know: the database was
+/// written by something else (or a newer version); never a client's fault.
+fn named<T>(column: &str, parsed: Result<T, String>) -> StoreResult<T> {
+    parsed.map_err(|m| StoreError::Other(anyhow::anyhow!("{column}: {m}")))
+}
+
+impl TryFrom<RunRow> for Run {
+    type Error = StoreError;
+    fn try_from(r: RunRow) -> StoreResult<Self> {
+        Ok(Run {
             run_id: r.run_id,
             activity_id: r.activity_id,
             workflow_id: r.workflow_id,
-            trigger_type: r.trigger_type,
+            trigger_type: named("trigger_type", RunTrigger::parse(&r.trigger_type))?,
             scheduled_for: r.scheduled_for,
             event_id: r.event_id,
-            status: r.status,
-            skip_reason: r.skip_reason,
+            status: named("status", RunStatus::parse(&r.status))?,
+            skip_reason: r
+                .skip_reason
+                .map(|s| named("skip_reason", SkipReason::parse(&s)))
+                .transpose()?,
             window_start: r.window_start,
             window_end: r.window_end,
             definition_version: r.definition_version,
@@ -62,7 +73,7 @@ impl From<RunRow> for Run {
             tasks_succeeded: r.tasks_succeeded,
             tasks_failed: r.tasks_failed,
             created_at: r.created_at,
-        }
+        })
     }
 }
 
@@ -82,22 +93,23 @@ struct TaskRow {
     error: Option<String>,
 }
 
-impl From<TaskRow> for TaskInstance {
-    fn from(t: TaskRow) -> Self {
-        TaskInstance {
+impl TryFrom<TaskRow> for TaskInstance {
+    type Error = StoreError;
+    fn try_from(t: TaskRow) -> StoreResult<Self> {
+        Ok(TaskInstance {
             id: t.id,
             run_id: t.run_id,
             workflow_id: t.workflow_id,
             task_type: t.task_type,
             index: t.task_index,
             name: t.name,
-            status: t.status,
+            status: named("status", TaskStatus::parse(&t.status))?,
             attempts: t.attempts,
             started_at: t.started_at,
             finished_at: t.finished_at,
             output: t.output.map(|o| o.0),
             error: t.error,
-        }
+        })
     }
 }
 
@@ -196,7 +208,7 @@ impl RunStore {
         workflow_id: &str,
         trigger: RunTrigger,
         scheduled_for: DateTime<Utc>,
-        reason: &str,
+        reason: SkipReason,
         definition_version: i64,
     ) -> StoreResult<()> {
         sqlx::query(
@@ -210,7 +222,7 @@ impl RunStore {
         .bind(workflow_id)
         .bind(trigger.as_str())
         .bind(scheduled_for)
-        .bind(reason)
+        .bind(reason.as_str())
         .bind(definition_version)
         .execute(&self.pool)
         .await?;
@@ -342,7 +354,7 @@ impl RunStore {
         .bind(to)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows.into_iter().map(Into::into).collect())
+        rows.into_iter().map(TryInto::try_into).collect()
     }
 
     /// Ends a run, by key. A run already ended keeps its first ending.
@@ -444,7 +456,11 @@ impl RunStore {
         .bind(run_id)
         .fetch_all(&self.pool)
         .await?;
-        Ok((run.into(), tasks.into_iter().map(Into::into).collect()))
+        let tasks = tasks
+            .into_iter()
+            .map(TryInto::try_into)
+            .collect::<StoreResult<_>>()?;
+        Ok((run.try_into()?, tasks))
     }
 
     /// Newest first by (created_at, run_id): keyset pagination, stable under inserts.
@@ -489,6 +505,6 @@ impl RunStore {
         qb.push(" ORDER BY created_at DESC, run_id DESC LIMIT ")
             .push_bind(limit);
         let rows: Vec<RunRow> = qb.build_query_as().fetch_all(&self.pool).await?;
-        Ok(rows.into_iter().map(Into::into).collect())
+        rows.into_iter().map(TryInto::try_into).collect()
     }
 }

@@ -163,7 +163,7 @@ impl ExecutionActivities {
                         &workflow_id,
                         kind,
                         input.scheduled_for,
-                        reason.as_str(),
+                        reason,
                         activity.version,
                     )
                     .await?;

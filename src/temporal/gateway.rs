@@ -98,22 +98,7 @@ impl TemporalSettings {
     }
 }
 
-/// What a start under a contract ID did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StartOutcome {
-    Started,
-    /// The ID was already started (running or closed): at most one execution.
-    Duplicate,
-}
-
-impl StartOutcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Started => "started",
-            Self::Duplicate => "duplicate",
-        }
-    }
-}
+pub use crate::domain::run::StartOutcome;
 
 pub struct TemporalGateway {
     settings: TemporalSettings,

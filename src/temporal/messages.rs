@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::domain::run::{RunStatus, RunTrigger};
+use crate::domain::run::RunStatus;
 
 /// The launcher asks what to run for one nominal time.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -23,20 +23,7 @@ pub struct Prepared {
     pub reason: Option<String>,
 }
 
-/// Everything `RunActivityWorkflow` needs; its workflow ID is the contract ID.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunInput {
-    pub activity_id: Uuid,
-    pub trigger: RunTrigger,
-    pub scheduled_for: Option<DateTime<Utc>>,
-    pub event_id: Option<String>,
-    /// The event (ID, type, source, occurred_at, payload) for event runs.
-    pub event: Option<serde_json::Value>,
-    pub window_start: Option<DateTime<Utc>>,
-    pub window_end: Option<DateTime<Utc>>,
-    /// The definition version the run executes.
-    pub definition_version: i64,
-}
+pub use crate::domain::run::RunInput;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LogRunInput {

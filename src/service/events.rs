@@ -1,5 +1,6 @@
 //! The event router: stable event IDs in, exactly one run per (activity,
 //! event) out, for as long as PostgreSQL remembers (not Temporal's retention).
+//! Also the event history: events and their dispatches.
 //!
 //! Each dispatch is written before its start and completed after it. A start
 //! is idempotent by workflow ID (RejectDuplicate), so finishing a dispatch
@@ -7,25 +8,17 @@
 //! sweeper does that.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::domain::event::{EventId, EventIdOrigin};
+use super::{Result, found};
+use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
 use crate::domain::ids;
-use crate::domain::run::RunTrigger;
+use crate::domain::run::RunInput;
 use crate::store::StoreError;
-use crate::store::events::{Dispatch, EventRecord, EventStore};
-use crate::temporal::messages::RunInput;
-use crate::temporal::{GatewayError, StartOutcome, TemporalGateway};
-
-/// Test-only fault injection for the router.
-#[derive(Debug, Default)]
-pub struct RouterFaults {
-    /// This many dispatches "crash" right after their row is written.
-    pub crash_after_claim: AtomicU32,
-}
+use crate::store::events::{Dispatch, EventFilter, EventRecord, EventStore};
+use crate::temporal::{GatewayError, TemporalGateway};
 
 /// An event as it arrives, already validated.
 #[derive(Debug, Clone)]
@@ -36,24 +29,6 @@ pub struct NewEvent {
     pub source: String,
     pub occurred_at: Option<DateTime<Utc>>,
     pub payload: serde_json::Value,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DispatchOutcome {
-    Started,
-    Duplicate,
-    /// Recorded, not yet started (Temporal unreachable); the sweeper will.
-    Pending,
-}
-
-impl DispatchOutcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Started => "started",
-            Self::Duplicate => "duplicate",
-            Self::Pending => "pending",
-        }
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -70,12 +45,22 @@ pub struct IngestResult {
     pub dispatches: Vec<DispatchResult>,
 }
 
+impl IngestResult {
+    /// Whether some dispatch waits for Temporal.
+    pub fn pending(&self) -> bool {
+        self.dispatches
+            .iter()
+            .any(|d| d.outcome == DispatchOutcome::Pending)
+    }
+}
+
 #[derive(Clone)]
 pub struct EventRouter {
-    pub events: EventStore,
-    pub gateway: Arc<TemporalGateway>,
-    pub task_queue: String,
-    pub faults: Arc<RouterFaults>,
+    events: EventStore,
+    gateway: Arc<TemporalGateway>,
+    task_queue: Arc<str>,
+    #[cfg(feature = "fault-injection")]
+    pub faults: Arc<crate::faults::Faults>,
 }
 
 fn event_json(event: &EventRecord) -> serde_json::Value {
@@ -89,8 +74,27 @@ fn event_json(event: &EventRecord) -> serde_json::Value {
 }
 
 impl EventRouter {
+    pub fn new(events: EventStore, gateway: Arc<TemporalGateway>, task_queue: Arc<str>) -> Self {
+        Self {
+            events,
+            gateway,
+            task_queue,
+            #[cfg(feature = "fault-injection")]
+            faults: Default::default(),
+        }
+    }
+
+    /// Whether an injected crash hits this dispatch (tests only).
+    fn crashes_after_claim(&self) -> bool {
+        #[cfg(feature = "fault-injection")]
+        if crate::faults::fire(&self.faults.crash_after_claim) {
+            return true;
+        }
+        false
+    }
+
     #[tracing::instrument(skip_all, fields(event_id = %event.event_id.as_str(), event_type = %event.event_type))]
-    pub async fn ingest(&self, event: NewEvent) -> Result<IngestResult, StoreError> {
+    pub async fn ingest(&self, event: NewEvent) -> Result<IngestResult> {
         let record = self
             .events
             .record(
@@ -119,14 +123,9 @@ impl EventRouter {
                     subscriber.version,
                 )
                 .await?;
-            let outcome = if dispatch.state == "completed" {
+            let outcome = if dispatch.state == DispatchState::Completed {
                 DispatchOutcome::Duplicate
-            } else if self
-                .faults
-                .crash_after_claim
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                .is_ok()
-            {
+            } else if self.crashes_after_claim() {
                 DispatchOutcome::Pending
             } else {
                 self.start(&record, &dispatch).await?
@@ -152,17 +151,13 @@ impl EventRouter {
         &self,
         event: &EventRecord,
         dispatch: &Dispatch,
-    ) -> Result<DispatchOutcome, StoreError> {
-        let input = RunInput {
-            activity_id: dispatch.activity_id,
-            trigger: RunTrigger::Event,
-            scheduled_for: None,
-            event_id: Some(event.event_id.clone()),
-            event: Some(event_json(event)),
-            window_start: None,
-            window_end: None,
-            definition_version: dispatch.definition_version,
-        };
+    ) -> std::result::Result<DispatchOutcome, StoreError> {
+        let input = RunInput::event(
+            dispatch.activity_id,
+            &event.event_id,
+            event_json(event),
+            dispatch.definition_version,
+        );
         match self
             .gateway
             .start_run(&dispatch.workflow_id, &self.task_queue, &input)
@@ -172,10 +167,7 @@ impl EventRouter {
                 self.events
                     .complete(&dispatch.event_id, dispatch.activity_id)
                     .await?;
-                Ok(match outcome {
-                    StartOutcome::Started => DispatchOutcome::Started,
-                    StartOutcome::Duplicate => DispatchOutcome::Duplicate,
-                })
+                Ok(outcome.into())
             }
             Err(err) => {
                 if let GatewayError::Rejected(message) = &err {
@@ -192,7 +184,7 @@ impl EventRouter {
     /// Finishes dispatches left pending for longer than `older_than`.
     /// Returns how many it started (or found already started).
     #[tracing::instrument(skip(self))]
-    pub async fn sweep(&self, older_than: chrono::Duration) -> Result<usize, StoreError> {
+    pub async fn sweep(&self, older_than: chrono::Duration) -> Result<usize> {
         let mut finished = 0;
         for dispatch in self.events.pending(older_than, 500).await? {
             let event = self.events.get(&dispatch.event_id).await?;
@@ -223,5 +215,22 @@ impl EventRouter {
                 tracing::warn!(error = %err, "sweep failed");
             }
         }
+    }
+
+    /// Events matching `filter`, newest first, after the keyset `after`.
+    pub async fn list(
+        &self,
+        filter: &EventFilter,
+        after: Option<(DateTime<Utc>, String)>,
+        limit: i64,
+    ) -> Result<Vec<EventRecord>> {
+        Ok(self.events.list(filter, after, limit).await?)
+    }
+
+    /// One event with its dispatches and their runs' status.
+    pub async fn get(&self, event_id: &EventId) -> Result<(EventRecord, Vec<Dispatch>)> {
+        let event = found(self.events.get(event_id.as_str()).await, "event")?;
+        let dispatches = self.events.dispatches_of(event_id.as_str()).await?;
+        Ok((event, dispatches))
     }
 }

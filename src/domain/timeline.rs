@@ -1,0 +1,214 @@
+//! What became of each nominal time: its run, or why there is none. Pure:
+//! the caller gathers the facts (runs, pauses, Temporal outages, now).
+
+use chrono::{DateTime, Utc};
+
+use super::misfire::SkipReason;
+use super::run::RunStatus;
+
+named_enum! {
+    /// Why a nominal time has no execution.
+    pub enum TimelineReason ("timeline reason") {
+        /// Recorded skip: later than `misfire_grace`.
+        Misfire = "misfire",
+        /// Recorded skip: older than the most recent `catchup_limit` missed times.
+        CatchupLimit = "catchup_limit",
+        /// Recorded skip: folded into the run of a later time.
+        Compressed = "compressed",
+        /// The schedule was paused (or the activity disabled) then.
+        Paused = "paused",
+        /// Before the activity existed or before its `start_at`.
+        BeforeStart = "before_start",
+        /// In the future, or fired a moment ago and not recorded yet.
+        NotYetFired = "not_yet_fired",
+        /// Temporal could not be reached then and never fired the time (it
+        /// fell outside the catch-up window by the time Temporal came back).
+        TemporalUnavailable = "temporal_unavailable",
+        /// Temporal dropped the fire: a run was still going, or the worker
+        /// was down past the catch-up window.
+        OverlapSkipped = "overlap_skipped",
+    }
+}
+
+impl From<SkipReason> for TimelineReason {
+    fn from(reason: SkipReason) -> Self {
+        match reason {
+            SkipReason::Misfire => Self::Misfire,
+            SkipReason::CatchupLimit => Self::CatchupLimit,
+            SkipReason::Compressed => Self::Compressed,
+        }
+    }
+}
+
+named_enum! {
+    /// A nominal time's run status on the timeline, or `none` without a run.
+    pub enum TimelineStatus ("timeline status") {
+        None = "none",
+        Running = "running",
+        Succeeded = "succeeded",
+        Failed = "failed",
+        Cancelled = "cancelled",
+        Skipped = "skipped",
+    }
+}
+
+impl From<RunStatus> for TimelineStatus {
+    fn from(status: RunStatus) -> Self {
+        match status {
+            RunStatus::Running => Self::Running,
+            RunStatus::Succeeded => Self::Succeeded,
+            RunStatus::Failed => Self::Failed,
+            RunStatus::Cancelled => Self::Cancelled,
+            RunStatus::Skipped => Self::Skipped,
+        }
+    }
+}
+
+named_enum! {
+    /// What a resume or a backfill did with one nominal time.
+    pub enum TimeAction ("action") {
+        /// Temporal accepted it: it will run.
+        Backfilled = "backfilled",
+        /// Recorded, but Temporal could not be reached: the reconciler hands
+        /// it over when Temporal returns, and it runs then.
+        Pending = "pending",
+        /// It already ran.
+        Duplicate = "duplicate",
+        /// It will not run; the reason says why.
+        Skipped = "skipped",
+    }
+}
+
+/// A fire this recent may be running without a row yet.
+pub const RECORDING_DELAY: chrono::Duration = chrono::Duration::seconds(5);
+
+/// What is known about an activity's history, for times without a run.
+#[derive(Debug, Clone, Copy)]
+pub struct History<'a> {
+    pub created_at: DateTime<Utc>,
+    pub start_at: Option<DateTime<Utc>>,
+    /// Pauses as `[paused_at, resumed_at)`; an open pause has no end.
+    pub pauses: &'a [(DateTime<Utc>, Option<DateTime<Utc>>)],
+    /// Periods in which Temporal could not be reached, `[start, end)`.
+    pub temporal_outages: &'a [(DateTime<Utc>, DateTime<Utc>)],
+    pub enabled: bool,
+    /// The activity's last change: a disabled activity is paused since.
+    pub updated_at: DateTime<Utc>,
+    pub now: DateTime<Utc>,
+}
+
+/// Why nominal time `t` has no run, first reason that holds wins: it was
+/// not due yet (before the start, paused), then it may still come (recent),
+/// then what kept the engine from firing it.
+pub fn reason_without_run(t: DateTime<Utc>, history: &History) -> TimelineReason {
+    if t < history.created_at || history.start_at.is_some_and(|s| t < s) {
+        TimelineReason::BeforeStart
+    } else if history
+        .pauses
+        .iter()
+        .any(|(from, to)| *from <= t && to.is_none_or(|to| t < to))
+    {
+        TimelineReason::Paused
+    } else if t > history.now - RECORDING_DELAY {
+        TimelineReason::NotYetFired
+    } else if history
+        .temporal_outages
+        .iter()
+        .any(|(start, end)| *start <= t && t < *end)
+    {
+        TimelineReason::TemporalUnavailable
+    } else if !history.enabled && t >= history.updated_at {
+        // Disabled since its last change: the schedule is paused.
+        TimelineReason::Paused
+    } else {
+        TimelineReason::OverlapSkipped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn t(minute: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 3, 1, 9, minute, 0).unwrap()
+    }
+
+    #[test]
+    fn every_reason_and_which_wins() {
+        // Created at :10, start_at :15, paused [:20, :25) and from :50 on,
+        // Temporal away [:30, :40), disabled at :45, now :58.
+        let pauses = [(t(20), Some(t(25))), (t(50), None)];
+        let outages = [(t(30), t(40)), (t(5), t(12))];
+        let history = History {
+            created_at: t(10),
+            start_at: Some(t(15)),
+            pauses: &pauses,
+            temporal_outages: &outages,
+            enabled: false,
+            updated_at: t(45),
+            now: t(58),
+        };
+        let table = [
+            // Before creation, even inside an outage.
+            (t(5), TimelineReason::BeforeStart),
+            // After creation, before start_at.
+            (t(12), TimelineReason::BeforeStart),
+            // Inside a closed pause; its end is exclusive.
+            (t(20), TimelineReason::Paused),
+            (t(24), TimelineReason::Paused),
+            (t(25), TimelineReason::OverlapSkipped),
+            // Inside an outage; its end is exclusive.
+            (t(30), TimelineReason::TemporalUnavailable),
+            (t(39), TimelineReason::TemporalUnavailable),
+            (t(40), TimelineReason::OverlapSkipped),
+            // Disabled since :45.
+            (t(45), TimelineReason::Paused),
+            // An open pause beats recency.
+            (t(57), TimelineReason::Paused),
+        ];
+        for (at, expected) in table {
+            assert_eq!(reason_without_run(at, &history), expected, "{at}");
+        }
+    }
+
+    #[test]
+    fn recent_and_future_times_are_not_yet_fired() {
+        let history = History {
+            created_at: t(0),
+            start_at: None,
+            pauses: &[],
+            temporal_outages: &[(t(50), t(59))],
+            enabled: true,
+            updated_at: t(0),
+            now: t(55),
+        };
+        let table = [
+            (t(49), TimelineReason::OverlapSkipped),
+            // Within the recording delay: not yet, even inside an outage.
+            (t(55), TimelineReason::NotYetFired),
+            (t(59), TimelineReason::NotYetFired),
+            // Older than the delay, inside the outage.
+            (t(50), TimelineReason::TemporalUnavailable),
+        ];
+        for (at, expected) in table {
+            assert_eq!(reason_without_run(at, &history), expected, "{at}");
+        }
+        // Exactly the delay ago is already decided.
+        let edge = history.now - RECORDING_DELAY;
+        assert_eq!(
+            reason_without_run(edge, &history),
+            TimelineReason::TemporalUnavailable
+        );
+    }
+
+    #[test]
+    fn recorded_skips_and_run_statuses_name_themselves() {
+        for reason in SkipReason::ALL {
+            assert_eq!(TimelineReason::from(*reason).as_str(), reason.as_str());
+        }
+        for status in RunStatus::ALL {
+            assert_eq!(TimelineStatus::from(*status).as_str(), status.as_str());
+        }
+    }
+}

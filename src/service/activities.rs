@@ -1,0 +1,269 @@
+//! Activity definitions and their schedules: every write is committed to
+//! PostgreSQL first, then Temporal is brought in line within the request
+//! when it answers (the reconciler finishes the job when it does not).
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::{Error, Result, found};
+use crate::domain::activity::{Activity, ActivityDefinition, SyncState};
+use crate::domain::ids;
+use crate::store::activities::{ActivityFilter, CreateOutcome, Expect, Keyset};
+use crate::store::{ActivityStore, StoreError, StoreResult};
+use crate::temporal::translate::desired_schedule;
+use crate::temporal::{GatewayError, ScheduleView, TemporalGateway};
+
+/// What one sync did.
+#[derive(Debug, Clone)]
+pub struct SyncOutcome {
+    pub state: SyncState,
+    pub error: Option<String>,
+    /// The schedule as Temporal holds it afterwards, when it answered.
+    pub view: Option<ScheduleView>,
+}
+
+/// An activity as a write left it, with the next fire times Temporal
+/// reported while syncing (empty when it did not say).
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub activity: Activity,
+    pub next_fire_times: Vec<DateTime<Utc>>,
+    /// A PUT that created the activity (or brought a deleted one back).
+    pub created: bool,
+    /// A create replayed from an earlier request with the same Idempotency-Key.
+    pub replayed: bool,
+}
+
+#[derive(Clone)]
+pub struct Activities {
+    store: ActivityStore,
+    gateway: Arc<TemporalGateway>,
+    task_queue: Arc<str>,
+}
+
+impl Activities {
+    pub fn new(store: ActivityStore, gateway: Arc<TemporalGateway>, task_queue: Arc<str>) -> Self {
+        Self {
+            store,
+            gateway,
+            task_queue,
+        }
+    }
+
+    pub fn store(&self) -> &ActivityStore {
+        &self.store
+    }
+
+    pub fn gateway(&self) -> &Arc<TemporalGateway> {
+        &self.gateway
+    }
+
+    pub fn task_queue(&self) -> &str {
+        &self.task_queue
+    }
+
+    /// A live activity.
+    pub async fn get(&self, id: Uuid) -> Result<Activity> {
+        found(self.store.get(id).await, "activity")
+    }
+
+    /// An activity, deleted or not: its history outlives it.
+    pub async fn get_any(&self, id: Uuid) -> Result<Activity> {
+        self.store
+            .get_any(id)
+            .await?
+            .ok_or(Error::NotFound("activity"))
+    }
+
+    /// A live activity with its next fire times from Temporal (none when
+    /// Temporal cannot say: the activity itself is still answered).
+    pub async fn get_with_next_fire_times(
+        &self,
+        id: Uuid,
+    ) -> Result<(Activity, Vec<DateTime<Utc>>)> {
+        let activity = self.get(id).await?;
+        if !activity.wants_schedule() {
+            return Ok((activity, vec![]));
+        }
+        let next = match self.gateway.describe(&ids::schedule_id(id)).await {
+            Ok(Some(view)) => view.future_action_times,
+            Ok(None) => vec![],
+            Err(err) => {
+                tracing::debug!(error = %err, "next fire times unavailable");
+                vec![]
+            }
+        };
+        Ok((activity, next))
+    }
+
+    pub async fn list(
+        &self,
+        filter: &ActivityFilter,
+        after: Option<Keyset>,
+        limit: i64,
+    ) -> Result<Vec<Activity>> {
+        Ok(self.store.list(filter, after, limit).await?)
+    }
+
+    /// Creates an activity under a new ID. `idempotency` is (key, request
+    /// hash): a repeated key with the same request replays the first result.
+    pub async fn create(
+        &self,
+        definition: &ActivityDefinition,
+        idempotency: Option<(&str, &str)>,
+    ) -> Result<Written> {
+        match self
+            .store
+            .create(Uuid::new_v4(), definition, idempotency)
+            .await?
+        {
+            CreateOutcome::Created(activity) => {
+                let mut written = self.sync_and_reload(activity).await?;
+                written.created = true;
+                Ok(written)
+            }
+            CreateOutcome::Replayed(activity) => Ok(Written {
+                activity,
+                next_fire_times: vec![],
+                created: true,
+                replayed: true,
+            }),
+        }
+    }
+
+    /// Create-or-replace under a client-chosen ID.
+    pub async fn put(
+        &self,
+        id: Uuid,
+        definition: &ActivityDefinition,
+        expect: Expect,
+    ) -> Result<Written> {
+        let (activity, created) = self.store.put(id, definition, expect).await?;
+        let mut written = self.sync_unless_synced(activity).await?;
+        written.created = created;
+        Ok(written)
+    }
+
+    /// Replaces a live activity's definition with what `apply` makes of the
+    /// current one (a merge patch), at the version it was made from. `apply`
+    /// may fail with the caller's own error type.
+    pub async fn patch<E: From<Error>>(
+        &self,
+        id: Uuid,
+        expect: Expect,
+        apply: impl FnOnce(&ActivityDefinition) -> std::result::Result<ActivityDefinition, E>,
+    ) -> std::result::Result<Written, E> {
+        let current = self.get(id).await?;
+        if let Expect::Version(v) = expect
+            && v != current.version
+        {
+            return Err(Error::from(StoreError::VersionMismatch {
+                current: current.version,
+            })
+            .into());
+        }
+        let definition = apply(&current.definition)?;
+        let activity = self
+            .store
+            .replace_at(id, current.version, &definition)
+            .await
+            .map_err(Error::from)?;
+        Ok(self.sync_unless_synced(activity).await?)
+    }
+
+    /// Soft-deletes a live activity and removes its schedule.
+    pub async fn delete(&self, id: Uuid, expect: Expect) -> Result<()> {
+        let activity = found(self.store.delete(id, expect).await, "activity")?;
+        self.sync(&activity).await?;
+        Ok(())
+    }
+
+    /// Syncs the schedule right after a write, then re-reads the row so the
+    /// caller sees the sync state that was recorded.
+    async fn sync_and_reload(&self, activity: Activity) -> Result<Written> {
+        let outcome = self.sync(&activity).await?;
+        let next_fire_times = outcome
+            .view
+            .map(|v| v.future_action_times)
+            .unwrap_or_default();
+        let reloaded = self.store.get_any(activity.id).await?.unwrap_or(activity);
+        Ok(Written {
+            activity: reloaded,
+            next_fire_times,
+            created: false,
+            replayed: false,
+        })
+    }
+
+    /// After a PUT or PATCH: every change to a definition leaves the row
+    /// `pending` (or `not_applicable`), so "not synced" covers both a change
+    /// and an earlier sync that did not finish; an unchanged, synced activity
+    /// costs Temporal nothing.
+    async fn sync_unless_synced(&self, activity: Activity) -> Result<Written> {
+        if activity.sync.state == SyncState::Synced {
+            Ok(Written {
+                activity,
+                next_fire_times: vec![],
+                created: false,
+                replayed: false,
+            })
+        } else {
+            self.sync_and_reload(activity).await
+        }
+    }
+
+    /// Brings Temporal in line with one activity and records the outcome
+    /// (unless the activity moved on meanwhile: the newer write syncs
+    /// itself). The one path that writes a schedule: writes call it right
+    /// after their commit, and the reconciler for everything not known to be
+    /// in sync.
+    #[tracing::instrument(skip_all, fields(activity_id = %activity.id, version = activity.version))]
+    pub async fn sync(&self, activity: &Activity) -> StoreResult<SyncOutcome> {
+        let desired = desired_schedule(activity, &self.task_queue);
+        let schedule_id = ids::schedule_id(activity.id);
+        let outcome = self
+            .gateway
+            .apply(
+                &schedule_id,
+                desired.as_ref(),
+                activity.sync.conflict_token.as_deref(),
+            )
+            .await;
+        let (state, error, view) = match outcome {
+            Ok(view) => {
+                let state = if desired.is_some() {
+                    SyncState::Synced
+                } else {
+                    SyncState::NotApplicable
+                };
+                (state, None, view)
+            }
+            Err(GatewayError::Rejected(message)) => {
+                tracing::warn!(%message, "Temporal rejected the schedule");
+                (SyncState::Error, Some(message), None)
+            }
+            Err(err) => {
+                tracing::info!(error = %err, "schedule sync deferred");
+                (SyncState::Pending, Some(err.to_string()), None)
+            }
+        };
+        if matches!(state, SyncState::Pending | SyncState::Error) {
+            crate::metrics::SYNC_FAILURES
+                .with_label_values(&[state.as_str()])
+                .inc();
+        }
+        let token = view.as_ref().map(|v| v.conflict_token.as_slice());
+        self.store
+            .record_sync(
+                activity.id,
+                activity.version,
+                state,
+                error.as_deref(),
+                token,
+            )
+            .await?;
+        Ok(SyncOutcome { state, error, view })
+    }
+}

@@ -1,0 +1,92 @@
+//! Use cases: what the product does, one module per capability, over the
+//! stores and the Temporal gateway. No HTTP types and no protobuf in here:
+//! the API's handlers and the background loops (reconciler, sweeper) both
+//! call these, so a write behaves the same whoever makes it.
+
+pub mod activities;
+pub mod events;
+pub mod runs;
+pub mod schedules;
+
+use std::sync::Arc;
+
+use sqlx::PgPool;
+
+use crate::domain::FieldError;
+use crate::store::{ActivityStore, EventStore, RunStore, StoreError, StoreResult};
+use crate::temporal::{GatewayError, TemporalGateway};
+
+pub use activities::Activities;
+pub use events::EventRouter;
+pub use runs::Runs;
+pub use schedules::Schedules;
+
+/// Why a use case did not do what it was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// The input is well-formed but not acceptable, field by field.
+    #[error("invalid input")]
+    Invalid(Vec<FieldError>),
+    /// The request contradicts the resource's state (e.g. pausing an event
+    /// activity, which has no schedule).
+    #[error("{0}")]
+    Conflict(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Temporal refused (`Rejected`) or could not be reached.
+    #[error(transparent)]
+    Temporal(#[from] GatewayError),
+}
+
+impl Error {
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Invalid(vec![FieldError::new(field, message)])
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// A store's `NotFound` as "no such `what`"; other store errors pass through.
+pub fn found<T>(result: StoreResult<T>, what: &'static str) -> Result<T> {
+    result.map_err(|err| match err {
+        StoreError::NotFound => Error::NotFound(what),
+        other => other.into(),
+    })
+}
+
+/// Every use case, wired to one pool, one gateway and one task queue.
+#[derive(Clone)]
+pub struct Services {
+    pub activities: Activities,
+    pub schedules: Schedules,
+    pub runs: Runs,
+    pub events: EventRouter,
+}
+
+impl Services {
+    pub fn new(pool: PgPool, gateway: Arc<TemporalGateway>, task_queue: &str) -> Self {
+        let task_queue: Arc<str> = task_queue.into();
+        let activities = Activities::new(
+            ActivityStore::new(pool.clone()),
+            gateway.clone(),
+            task_queue.clone(),
+        );
+        let run_store = RunStore::new(pool.clone());
+        Self {
+            schedules: Schedules::new(activities.clone(), run_store.clone()),
+            runs: Runs::new(activities.clone(), run_store),
+            events: EventRouter::new(EventStore::new(pool), gateway, task_queue),
+            activities,
+        }
+    }
+
+    /// Whether PostgreSQL and Temporal answer, each with why not.
+    pub async fn readiness(&self) -> (StoreResult<()>, std::result::Result<(), GatewayError>) {
+        tokio::join!(
+            crate::store::ping(self.activities.store().pool()),
+            self.activities.gateway().ping()
+        )
+    }
+}

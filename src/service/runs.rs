@@ -1,0 +1,82 @@
+//! Runs: a manual trigger, and the run history.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::activities::Activities;
+use super::{Result, found};
+use crate::domain::ids;
+use crate::domain::run::{Run, RunInput, StartOutcome, TaskInstance};
+use crate::store::RunStore;
+use crate::store::runs::RunFilter;
+
+/// What a manual trigger did.
+#[derive(Debug, Clone)]
+pub struct Triggered {
+    /// `activity-{id}:manual-{key}`
+    pub workflow_id: String,
+    pub run_id: Uuid,
+    pub key: String,
+    pub outcome: StartOutcome,
+}
+
+#[derive(Clone)]
+pub struct Runs {
+    activities: Activities,
+    runs: RunStore,
+}
+
+impl Runs {
+    pub fn new(activities: Activities, runs: RunStore) -> Self {
+        Self { activities, runs }
+    }
+
+    /// Runs the activity once, now, under `activity-{id}:manual-{key}`, so a
+    /// retried request with the same key starts nothing new.
+    pub async fn trigger(&self, id: Uuid, key: Option<String>) -> Result<Triggered> {
+        let key = key.unwrap_or_else(|| Uuid::new_v4().to_string());
+        let activity = self.activities.get(id).await?;
+        let workflow_id = ids::event_run_workflow_id(id, &format!("manual-{key}"));
+        let input = RunInput::manual(id, activity.version);
+        let outcome = self
+            .activities
+            .gateway()
+            .start_run(&workflow_id, self.activities.task_queue(), &input)
+            .await?;
+        Ok(Triggered {
+            run_id: ids::run_id(&workflow_id),
+            workflow_id,
+            key,
+            outcome,
+        })
+    }
+
+    /// Runs matching `filter`, newest first, after the keyset `after`. An
+    /// activity named by the filter must exist (or have existed).
+    pub async fn list(
+        &self,
+        filter: &RunFilter,
+        after: Option<(DateTime<Utc>, Uuid)>,
+        limit: i64,
+    ) -> Result<Vec<Run>> {
+        Ok(self.runs.list_runs(filter, after, limit).await?)
+    }
+
+    /// One activity's runs; the activity may have been deleted since.
+    pub async fn list_of_activity(
+        &self,
+        filter: &RunFilter,
+        after: Option<(DateTime<Utc>, Uuid)>,
+        limit: i64,
+    ) -> Result<Vec<Run>> {
+        if let Some(id) = filter.activity_id {
+            self.activities.get_any(id).await?;
+        }
+        self.list(filter, after, limit).await
+    }
+
+    /// One run with its task instances.
+    pub async fn get(&self, run_id: Uuid) -> Result<(Run, Vec<TaskInstance>)> {
+        found(self.runs.get_run(run_id).await, "run")
+    }
+}

@@ -1,0 +1,448 @@
+//! Pause, resume, backfill, and the live and historical views of a schedule.
+//! Resume applies the activity's misfire policy to the times missed while
+//! paused; a time Temporal cannot take now is recorded as asked for and
+//! handed over by the reconciler later.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::activities::{Activities, SyncOutcome};
+use super::{Error, Result};
+use crate::domain::activity::Activity;
+use crate::domain::ids;
+use crate::domain::misfire::split_missed;
+use crate::domain::run::{Run, RunTrigger};
+use crate::domain::timeline::{
+    History, TimeAction, TimelineReason, TimelineStatus, reason_without_run,
+};
+use crate::domain::trigger::{Cadence, ScheduledTrigger};
+use crate::domain::window::nominal_times_between;
+use crate::store::RunStore;
+use crate::temporal::{GatewayError, ScheduleView};
+
+/// The most nominal times one backfill or one timeline page covers.
+pub const MAX_TIMES: usize = 1000;
+
+/// The longest note a pause may carry.
+pub const MAX_NOTE_CHARS: usize = 500;
+
+/// What a resume or backfill did with one nominal time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimeOutcome {
+    pub scheduled_for: DateTime<Utc>,
+    /// The contract workflow ID the time runs (or would run) under.
+    pub workflow_id: String,
+    pub action: TimeAction,
+    /// For `skipped`: `paused`, `catchup_limit` or `compressed`.
+    pub reason: Option<TimelineReason>,
+}
+
+/// A pause or a resume, and (for a resume) what became of the missed times.
+#[derive(Debug, Clone)]
+pub struct PauseOutcome {
+    pub activity: Activity,
+    pub sync: SyncOutcome,
+    pub missed: Vec<TimeOutcome>,
+}
+
+/// One nominal time and what became of it.
+#[derive(Debug, Clone)]
+pub struct TimelineEntry {
+    pub scheduled_for: DateTime<Utc>,
+    pub workflow_id: String,
+    pub run_id: Option<Uuid>,
+    pub status: TimelineStatus,
+    pub reason: Option<TimelineReason>,
+}
+
+#[derive(Clone)]
+pub struct Schedules {
+    activities: Activities,
+    runs: RunStore,
+}
+
+fn scheduled(activity: &Activity) -> Result<&ScheduledTrigger> {
+    activity
+        .definition
+        .trigger
+        .as_scheduled()
+        .ok_or_else(|| Error::Conflict("event-triggered activities have no schedule".into()))
+}
+
+/// The run trigger type of a scheduled activity's runs.
+pub fn run_trigger(trigger: &ScheduledTrigger) -> RunTrigger {
+    match trigger.cadence {
+        Cadence::Cron { .. } => RunTrigger::Cron,
+        Cadence::Interval { .. } => RunTrigger::Interval,
+    }
+}
+
+/// The nominal times of a trigger in `[start, end)`, at most `cap`.
+fn times_in(
+    trigger: &ScheduledTrigger,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    cap: usize,
+) -> Vec<DateTime<Utc>> {
+    let tick = chrono::Duration::nanoseconds(1);
+    nominal_times_between(&trigger.cadence, start - tick, end - tick, cap)
+}
+
+/// The nominal times in `[start, end)`, refusing a range of more than
+/// `MAX_TIMES` (named by `end_field`).
+fn bounded_times(
+    trigger: &ScheduledTrigger,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    end_field: &str,
+) -> Result<Vec<DateTime<Utc>>> {
+    let times = times_in(trigger, start, end, MAX_TIMES + 1);
+    if times.len() > MAX_TIMES {
+        return Err(Error::invalid(
+            end_field,
+            format!("the range holds more than {MAX_TIMES} nominal times"),
+        ));
+    }
+    Ok(times)
+}
+
+fn executed_times(runs: Vec<Run>) -> HashSet<DateTime<Utc>> {
+    runs.into_iter()
+        .filter(Run::executed)
+        .filter_map(|r| r.scheduled_for)
+        .collect()
+}
+
+impl Schedules {
+    pub fn new(activities: Activities, runs: RunStore) -> Self {
+        Self { activities, runs }
+    }
+
+    /// Pauses the schedule. Fires while paused are dropped by Temporal;
+    /// `resume` decides what to do about them.
+    pub async fn pause(&self, id: Uuid, note: Option<&str>) -> Result<PauseOutcome> {
+        let (activity, _, sync) = self.set_paused(id, true, note).await?;
+        Ok(PauseOutcome {
+            activity,
+            sync,
+            missed: vec![],
+        })
+    }
+
+    /// Resumes the schedule and applies the misfire policy to the nominal
+    /// times missed while paused: `skip` runs none, `catchup` the most
+    /// recent `catchup_limit`, `compress` one for the latest with a window
+    /// widened over the whole pause.
+    pub async fn resume(&self, id: Uuid, note: Option<&str>) -> Result<PauseOutcome> {
+        // The instant before the schedule is unpaused: a time after it may be
+        // fired by Temporal itself, so it is not one this resume accounts for.
+        let now = Utc::now();
+        let (activity, paused_since, sync) = self.set_paused(id, false, note).await?;
+        let trigger = scheduled(&activity)?;
+        let missed = match paused_since {
+            Some(since) => self.decide_missed(&activity, trigger, since, now).await?,
+            None => vec![],
+        };
+        Ok(PauseOutcome {
+            activity,
+            sync,
+            missed,
+        })
+    }
+
+    async fn set_paused(
+        &self,
+        id: Uuid,
+        paused: bool,
+        note: Option<&str>,
+    ) -> Result<(Activity, Option<DateTime<Utc>>, SyncOutcome)> {
+        if note.is_some_and(|n| n.chars().count() > MAX_NOTE_CHARS) {
+            return Err(Error::invalid(
+                "note",
+                format!("must be at most {MAX_NOTE_CHARS} characters"),
+            ));
+        }
+        let current = self.activities.get(id).await?;
+        scheduled(&current)?;
+        let (activity, paused_since) = super::found(
+            self.activities.store().set_paused(id, paused, note).await,
+            "activity",
+        )?;
+        let sync = self.activities.sync(&activity).await?;
+        Ok((activity, paused_since, sync))
+    }
+
+    /// The times in `(since, now]` that did not run, split by the policy.
+    async fn decide_missed(
+        &self,
+        activity: &Activity,
+        trigger: &ScheduledTrigger,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<TimeOutcome>> {
+        let id = activity.id;
+        // The schedule's own matching times; our own computation if Temporal
+        // cannot say (it is the same spec).
+        let times = match self
+            .activities
+            .gateway()
+            .matching_times(&ids::schedule_id(id), since, now)
+            .await
+        {
+            Ok(times) => times,
+            Err(_) => nominal_times_between(&trigger.cadence, since, now, 100_000),
+        };
+        // A time fired in the moment before the pause took effect has run:
+        // it was not missed.
+        let ran = executed_times(
+            self.runs
+                .scheduled_between(id, since, now + chrono::Duration::seconds(1))
+                .await?,
+        );
+        let times: Vec<DateTime<Utc>> = times
+            .into_iter()
+            .filter(|t| *t > since && *t <= now && !ran.contains(t))
+            .collect();
+        let split = split_missed(trigger, &times);
+        let mut outcomes = Vec::with_capacity(times.len());
+        for t in split.skipped {
+            let workflow_id = ids::scheduled_run_workflow_id(id, *t);
+            if let Some(reason) = split.reason {
+                self.runs
+                    .insert_skipped(
+                        ids::run_id(&workflow_id),
+                        id,
+                        &workflow_id,
+                        run_trigger(trigger),
+                        *t,
+                        reason,
+                        activity.version,
+                    )
+                    .await?;
+            }
+            outcomes.push(TimeOutcome {
+                scheduled_for: *t,
+                workflow_id,
+                action: TimeAction::Skipped,
+                reason: Some(split.reason.map_or(TimelineReason::Paused, Into::into)),
+            });
+        }
+        let action = self.request_backfill(id, split.run).await?;
+        outcomes.extend(split.run.iter().map(|t| TimeOutcome {
+            scheduled_for: *t,
+            workflow_id: ids::scheduled_run_workflow_id(id, *t),
+            action,
+            reason: None,
+        }));
+        Ok(outcomes)
+    }
+
+    /// Runs every nominal time in `[start, end)` that has not run yet (at
+    /// most `MAX_TIMES`); those that ran are reported as duplicates.
+    pub async fn backfill(
+        &self,
+        id: Uuid,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+    ) -> Result<Vec<TimeOutcome>> {
+        if end <= start {
+            return Err(Error::invalid("end", "must be after start"));
+        }
+        let activity = self.activities.get(id).await?;
+        let trigger = scheduled(&activity)?;
+        let times = bounded_times(trigger, start, end, "end")?;
+        let ran = executed_times(self.runs.scheduled_between(id, start, end).await?);
+        let (done, todo): (Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) =
+            times.iter().partition(|t| ran.contains(t));
+        let action = self.request_backfill(id, &todo).await?;
+        let outcome = |t: &DateTime<Utc>, action| TimeOutcome {
+            scheduled_for: *t,
+            workflow_id: ids::scheduled_run_workflow_id(id, *t),
+            action,
+            reason: None,
+        };
+        let mut outcomes: Vec<TimeOutcome> = done
+            .iter()
+            .map(|t| outcome(t, TimeAction::Duplicate))
+            .chain(todo.iter().map(|t| outcome(t, action)))
+            .collect();
+        outcomes.sort_by_key(|o| o.scheduled_for);
+        Ok(outcomes)
+    }
+
+    /// Records `times` as asked for and asks Temporal to backfill them:
+    /// `Backfilled` when Temporal accepted, `Pending` when it could not be
+    /// reached (the request stays recorded and the reconciler dispatches it
+    /// when Temporal returns). A refusal is an error.
+    async fn request_backfill(&self, id: Uuid, times: &[DateTime<Utc>]) -> Result<TimeAction> {
+        if times.is_empty() {
+            return Ok(TimeAction::Backfilled);
+        }
+        self.runs.request_times(id, times).await?;
+        match self
+            .activities
+            .gateway()
+            .backfill(&ids::schedule_id(id), times)
+            .await
+        {
+            Ok(()) => {
+                self.runs.mark_dispatched(id, times).await?;
+                Ok(TimeAction::Backfilled)
+            }
+            Err(err @ GatewayError::Rejected(_)) => Err(err.into()),
+            Err(err) => {
+                tracing::warn!(error = %err, "backfill recorded; Temporal unreachable, the reconciler will dispatch it");
+                Ok(TimeAction::Pending)
+            }
+        }
+    }
+
+    /// Hands Temporal the requested times it could not take when they were
+    /// asked for (a resume's catch-up, a backfill). Five seconds old at
+    /// least, so a request still in its handler is left alone. Returns how
+    /// many times were handed over.
+    pub async fn dispatch_pending_backfills(&self) -> usize {
+        let pending = match self
+            .runs
+            .undispatched(std::time::Duration::from_secs(5))
+            .await
+        {
+            Ok(pending) => pending,
+            Err(err) => {
+                tracing::warn!(error = %err, "could not read pending backfills");
+                return 0;
+            }
+        };
+        let mut dispatched = 0;
+        for (activity_id, times) in pending {
+            let schedule_id = ids::schedule_id(activity_id);
+            match self
+                .activities
+                .gateway()
+                .backfill(&schedule_id, &times)
+                .await
+            {
+                Ok(()) => {
+                    if let Err(err) = self.runs.mark_dispatched(activity_id, &times).await {
+                        tracing::warn!(error = %err, %activity_id, "backfill dispatched but not marked");
+                    }
+                    tracing::info!(%activity_id, times = times.len(), "pending backfill dispatched");
+                    dispatched += times.len();
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, %activity_id, "pending backfill still not accepted");
+                }
+            }
+        }
+        dispatched
+    }
+
+    /// The schedule as Temporal holds it now.
+    pub async fn view(&self, id: Uuid) -> Result<ScheduleView> {
+        self.activities.get(id).await?;
+        self.activities
+            .gateway()
+            .describe(&ids::schedule_id(id))
+            .await?
+            .ok_or(Error::NotFound("schedule"))
+    }
+
+    /// Every nominal time in `[from, to)` (at most `MAX_TIMES`) with its run,
+    /// or why there is none.
+    pub async fn timeline(
+        &self,
+        id: Uuid,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<TimelineEntry>> {
+        if to <= from {
+            return Err(Error::invalid("to", "must be after from"));
+        }
+        let activity = self.activities.get_any(id).await?;
+        let trigger = scheduled(&activity)?;
+        let times = bounded_times(trigger, from, to, "to")?;
+        let runs: HashMap<DateTime<Utc>, Run> = self
+            .runs
+            .scheduled_between(id, from, to)
+            .await?
+            .into_iter()
+            .filter_map(|r| r.scheduled_for.map(|t| (t, r)))
+            .collect();
+        let store = self.activities.store();
+        let pauses = store.pauses(id).await?;
+        let outages = store.temporal_outages(from, to).await?;
+        let history = History {
+            created_at: activity.created_at,
+            start_at: trigger.start_at,
+            pauses: &pauses,
+            temporal_outages: &outages,
+            enabled: activity.definition.enabled,
+            updated_at: activity.updated_at,
+            now: Utc::now(),
+        };
+        Ok(times
+            .into_iter()
+            .map(|t| {
+                let workflow_id = ids::scheduled_run_workflow_id(id, t);
+                match runs.get(&t) {
+                    Some(run) => TimelineEntry {
+                        scheduled_for: t,
+                        workflow_id,
+                        run_id: Some(run.run_id),
+                        status: run.status.into(),
+                        reason: run.skip_reason.map(Into::into),
+                    },
+                    None => TimelineEntry {
+                        scheduled_for: t,
+                        workflow_id,
+                        run_id: None,
+                        status: TimelineStatus::None,
+                        reason: Some(reason_without_run(t, &history)),
+                    },
+                }
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::run::RunStatus;
+
+    #[test]
+    fn skipped_runs_are_not_executions() {
+        // `executed_times` keeps a time that ran, whatever its outcome, and
+        // drops recorded skips (those may still be backfilled).
+        let at = |s: i64| DateTime::from_timestamp(s, 0).unwrap_or_default();
+        let run = |s: i64, status: RunStatus| Run {
+            run_id: Uuid::nil(),
+            activity_id: Uuid::nil(),
+            workflow_id: String::new(),
+            trigger_type: RunTrigger::Interval,
+            scheduled_for: Some(at(s)),
+            event_id: None,
+            status,
+            skip_reason: None,
+            window_start: None,
+            window_end: None,
+            definition_version: None,
+            context: serde_json::Value::Null,
+            started_at: None,
+            finished_at: None,
+            error: None,
+            tasks_total: 0,
+            tasks_succeeded: 0,
+            tasks_failed: 0,
+            created_at: at(0),
+        };
+        let ran = executed_times(vec![
+            run(1, RunStatus::Succeeded),
+            run(2, RunStatus::Skipped),
+            run(3, RunStatus::Failed),
+        ]);
+        assert_eq!(ran, HashSet::from([at(1), at(3)]));
+    }
+}
