@@ -206,6 +206,31 @@ fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent
     })
 }
 
+/// Whether the client asked to wait for the starts: RFC 7240 `Prefer:
+/// wait=N` (any N above 0; the request timeout bounds the wait). Other
+/// preferences are ignored, as the RFC says.
+fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
+    let mut wait = false;
+    for value in headers.get_all("prefer") {
+        let text = value
+            .to_str()
+            .map_err(|_| ApiError::bad_field("Prefer", "must be ASCII"))?;
+        for preference in text.split(',') {
+            let preference = preference.split(';').next().unwrap_or_default().trim();
+            let Some((name, value)) = preference.split_once('=') else {
+                continue;
+            };
+            if name.trim().eq_ignore_ascii_case("wait") {
+                let seconds: u32 = value.trim().trim_matches('"').parse().map_err(|_| {
+                    ApiError::bad_field("Prefer", "wait takes a whole number of seconds")
+                })?;
+                wait = seconds > 0;
+            }
+        }
+    }
+    Ok(wait)
+}
+
 /// Ingest an event.
 ///
 /// Routes it to every enabled event activity subscribed to its type, at most
@@ -213,16 +238,27 @@ fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent
 /// `activity-{activity_id}:{event_id}` is started with RejectDuplicate, and
 /// the dispatch is recorded in PostgreSQL so the guarantee outlives Temporal's
 /// retention. Events that match no activity are recorded too.
+///
+/// The answer comes as soon as the event and its dispatches are committed:
+/// 202 with new dispatches `pending` (a dispatcher starts them, oldest first,
+/// within moments), or 200 when every dispatch had already started. With
+/// `Prefer: wait=N` the starts are made within the request and the answer
+/// says what Temporal did (`started`, `duplicate`, or `pending` when it
+/// could not be reached).
 #[utoipa::path(
     post,
     path = "/v1/events",
     security(("bearer" = ["events"])),
     tag = "events",
     request_body = EventRequest,
-    params(("Idempotency-Key" = Option<String>, Header, description = "The event ID when the body has none", pattern = r"^[A-Za-z0-9_.:@+=-]{1,200}$")),
+    params(
+        ("Idempotency-Key" = Option<String>, Header, description = "The event ID when the body has none", pattern = r"^[A-Za-z0-9_.:@+=-]{1,200}$"),
+        ("Prefer" = Option<String>, Header, description = "`wait=N` (N > 0): start the runs within the request and answer with their outcomes", example = "wait=10"),
+    ),
     responses(
-        (status = 200, description = "Recorded and routed", body = IngestResponse),
-        (status = 202, description = "Recorded; some dispatches wait for Temporal", body = IngestResponse),
+        (status = 200, description = "Recorded; every dispatch had already started (or none matched)", body = IngestResponse),
+        (status = 202, description = "Recorded; dispatches marked `pending` start shortly", body = IngestResponse,
+         headers(("Preference-Applied" = String, description = "`wait` when the starts were made within the request"))),
         (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
@@ -236,9 +272,10 @@ pub async fn ingest_event(
     headers: HeaderMap,
     JsonBody(request): JsonBody<EventRequest>,
 ) -> ApiResult<Response> {
+    let wait = prefers_wait(&headers)?;
     let event = parse_event(request, &headers)?;
     let origin = event.origin;
-    let result = state.services.events.ingest(event).await?;
+    let result = state.services.events.ingest(event, wait).await?;
     let pending = result.pending();
     let body = IngestResponse {
         event_id: result.event.event_id,
@@ -259,7 +296,14 @@ pub async fn ingest_event(
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(body)).into_response())
+    let mut response = (status, Json(body)).into_response();
+    if wait {
+        response.headers_mut().insert(
+            "preference-applied",
+            axum::http::HeaderValue::from_static("wait"),
+        );
+    }
+    Ok(response)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

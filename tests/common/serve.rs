@@ -8,6 +8,15 @@ use sqlx::PgPool;
 
 use super::{database_url, eventually, free_port};
 
+/// The `acp` binary under test: cargo's, unless `ACP_TEST_BIN` names a copy
+/// (for machines where several checkouts share one target directory, and so
+/// one `target/debug/acp`).
+pub fn acp_bin() -> PathBuf {
+    std::env::var_os("ACP_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_acp")))
+}
+
 /// `acp serve` as its own process, on a free port, against the test's
 /// database and a Temporal namespace, with stderr (its logs) in a file.
 pub struct ServeProcess {
@@ -26,7 +35,7 @@ impl ServeProcess {
         let port = free_port();
         let log_path = std::env::temp_dir().join(format!("acp-serve-{}.log", uuid::Uuid::new_v4()));
         let log = std::fs::File::create(&log_path).unwrap_or_else(|e| panic!("{e}"));
-        let mut command = Command::new(env!("CARGO_BIN_EXE_acp"));
+        let mut command = Command::new(acp_bin());
         command
             .arg("serve")
             .env("DATABASE_URL", database_url(pool))
@@ -100,7 +109,7 @@ impl Drop for ServeProcess {
 
 /// Creates an API key with the `acp keys create` command; returns the token.
 pub fn cli_key(pool: &PgPool, scope: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_acp"))
+    let out = Command::new(acp_bin())
         .args(["keys", "create", "--name", "tests", "--scope", scope])
         .env("DATABASE_URL", database_url(pool))
         .env("RUST_LOG", "warn")
