@@ -15,6 +15,7 @@ use super::webhook;
 use crate::domain::ids;
 use crate::domain::misfire::{Decision, Fire, SkipReason, catch_up_times, decide};
 use crate::domain::run::{RunStatus, RunTrigger, TaskStatus};
+use crate::domain::task::NonRetryable;
 use crate::domain::trigger::Cadence;
 use crate::store::runs::NewRun;
 use crate::store::{ActivityStore, RunStore};
@@ -274,6 +275,8 @@ impl ExecutionActivities {
                         task_type: t.task_type.as_str().to_owned(),
                         name: t.name,
                         config: t.config,
+                        timeout: t.timeout,
+                        retry: t.retry,
                     })
                     .collect(),
                 run: run_json,
@@ -358,8 +361,7 @@ impl ExecutionActivities {
                 });
             }
             let message = format!("webhook answered {status}");
-            // A 4xx other than timeout/rate limit will not get better by retrying.
-            if status.is_client_error() && status.as_u16() != 408 && status.as_u16() != 429 {
+            if NonRetryable::from_list(input.non_retryable).contains(status.as_u16()) {
                 Err(non_retryable(message))
             } else {
                 Err(anyhow::anyhow!(message).into())
