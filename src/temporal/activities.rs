@@ -12,6 +12,7 @@ use tracing::Instrument;
 
 use super::messages::*;
 use super::webhook;
+use crate::domain::duration::IsoDuration;
 use crate::domain::ids;
 use crate::domain::misfire::{Decision, Fire, SkipReason, catch_up_times, decide};
 use crate::domain::run::{RunStatus, RunTrigger, TaskStatus};
@@ -345,11 +346,14 @@ impl ExecutionActivities {
                     webhook::sign(secret.as_bytes(), &body),
                 );
             }
-            let response = request
-                .body(body)
-                .send()
-                .await
-                .map_err(|e| anyhow::anyhow!("webhook request failed: {e}"))?;
+            let response = request.body(body).send().await.map_err(|e| {
+                if e.is_timeout() {
+                    let timeout = IsoDuration::from_std(Duration::from_millis(input.timeout_ms));
+                    anyhow::anyhow!("webhook did not answer within {timeout}, the task's timeout")
+                } else {
+                    anyhow::anyhow!("webhook request failed: {e}")
+                }
+            })?;
             let status = response.status();
             let text = response.text().await.unwrap_or_default();
             let body = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
