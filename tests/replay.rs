@@ -11,9 +11,10 @@
 //! ACP_RECORD_HISTORIES=1 cargo test --test replay record_histories
 //! ```
 //!
-//! Record them with the workflow code of the version whose in-flight runs
-//! must survive, and never re-record to make a failing replay pass: a new
-//! recording is an addition (a new file), not a replacement.
+//! Each recording goes into its own folder, named by `ACP_HISTORIES_LABEL`
+//! (default: today's date). Record with the workflow code of the version
+//! whose in-flight runs must survive, and never re-record to make a failing
+//! replay pass: a new recording is an addition, not a replacement.
 
 mod common;
 
@@ -50,16 +51,28 @@ fn fixtures_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/histories")
 }
 
+/// Every `*.json` in the recordings' folders.
 fn fixture_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .map(|dir| {
-            dir.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                .collect()
-        })
-        .unwrap_or_default();
+    let entries = |dir: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default()
+    };
+    let mut files: Vec<PathBuf> = entries(&fixtures_dir())
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .flat_map(|dir| entries(&dir))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
     files.sort();
     files
+}
+
+/// Where `record_histories` writes this recording.
+fn recording_dir() -> PathBuf {
+    let label = std::env::var("ACP_HISTORIES_LABEL")
+        .unwrap_or_else(|_| chrono::Utc::now().format("%Y-%m-%d").to_string());
+    fixtures_dir().join(label)
 }
 
 fn load(path: &Path) -> Fixture {
@@ -168,8 +181,8 @@ async fn record(app: &TestApp, name: &str, about: &str, workflow_type: &str, wor
         history,
     };
     let text = serde_json::to_string_pretty(&fixture).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(fixtures_dir()).unwrap_or_else(|e| panic!("{e}"));
-    let path = fixtures_dir().join(format!("{name}.json"));
+    std::fs::create_dir_all(recording_dir()).unwrap_or_else(|e| panic!("{e}"));
+    let path = recording_dir().join(format!("{name}.json"));
     std::fs::write(&path, text + "\n").unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     eprintln!("recorded {}", path.display());
 }
@@ -227,6 +240,7 @@ async fn record_histories(pool: PgPool) {
     let ok = WebhookSink::start(200, Duration::ZERO).await;
     let failing = WebhookSink::start(500, Duration::ZERO).await;
     let refusing = WebhookSink::start(404, Duration::ZERO).await;
+    let unavailable = WebhookSink::start(503, Duration::ZERO).await;
     let server = shared_temporal();
     let namespace = new_namespace(&server.address()).await;
     let app = TestApp::spawn(pool.clone(), &server.address(), &namespace).await;
@@ -315,6 +329,25 @@ async fn record_histories(pool: PgPool) {
         &app,
         "failing-404",
         "a webhook answering 404, not retried, failed",
+        &run,
+    )
+    .await;
+
+    // Task policies: a timeout and a retry policy, and a listed status that
+    // ends the task at once.
+    let run = manual_run(
+        &app,
+        json!([{"task_type": "webhook", "config": {"url": unavailable.url}, "timeout": "PT2S",
+                "retry": {"max_attempts": 3, "initial_interval": "PT0.1S", "backoff": 1.5,
+                          "max_interval": "PT1S", "non_retryable": [503]}}]),
+    )
+    .await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["tasks"][0]["attempts"], 1, "{run}");
+    record_run(
+        &app,
+        "policies-503",
+        "a webhook with task policies answering 503, listed as not retryable",
         &run,
     )
     .await;
