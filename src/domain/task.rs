@@ -22,21 +22,20 @@ use super::FieldError;
 use super::activity::{TaskKind, TaskType};
 use super::duration::IsoDuration;
 
-/// A task, parsed: what it runs and how its attempts are bounded.
+/// A task, parsed: what it runs and, when it makes attempts, how they are
+/// bounded.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Task {
-    pub config: TaskConfig,
-    /// `None` for `noop`, which makes no attempt.
-    pub policy: Option<TaskPolicy>,
-}
-
-/// What a task runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TaskConfig {
-    /// Succeeds at once. Its `config`, if any, is ignored.
+pub enum Task {
+    /// Succeeds at once, making no attempt. Its `config`, if any, is ignored.
     Noop,
-    Webhook(WebhookConfig),
-    External(ExternalConfig),
+    Webhook {
+        config: WebhookConfig,
+        policy: TaskPolicy,
+    },
+    External {
+        config: ExternalConfig,
+        policy: TaskPolicy,
+    },
 }
 
 /// `POST {run, task, context}` to `url`.
@@ -72,28 +71,53 @@ impl Errors {
 }
 
 impl Task {
-    /// Parses one task's `config`, `timeout` and `retry`. Errors name their
-    /// field relative to the task: `config.url`, `timeout`,
-    /// `retry.max_attempts` (prefix them with `tasks[i].`).
+    /// Parses one task's `config`, `timeout` and `retry`, reporting every
+    /// problem at once. Errors name their field relative to the task:
+    /// `config.url`, `timeout`, `retry.max_attempts` (the API prefixes them
+    /// with `tasks[i].`).
     pub fn parse(
         task_type: &TaskType,
         config: &Map<String, Value>,
         timeout: Option<&str>,
         retry: Option<&Value>,
     ) -> Result<Self, Vec<FieldError>> {
-        let config = TaskConfig::parse(task_type, config);
-        // The policies' own errors are reported alongside the config's.
-        let policy = match &config {
-            Ok(config) => TaskPolicy::parse(config, timeout, retry),
-            Err(_) => parse_policy(task_type.kind(), None, timeout, retry),
-        };
-        match (config, policy) {
-            (Ok(config), Ok(policy)) => Ok(Self { config, policy }),
-            (config, policy) => {
-                let mut errors = config.err().unwrap_or_default();
-                errors.extend(policy.err().unwrap_or_default());
-                Err(errors)
+        match task_type.kind() {
+            TaskKind::Noop => no_policy(timeout, retry).map(|()| Self::Noop),
+            TaskKind::Webhook => {
+                let config = WebhookConfig::parse(config);
+                let config_timeout = config.as_ref().ok().and_then(|c| c.timeout);
+                let policy =
+                    TaskPolicy::parse(Attempts::Webhook { config_timeout }, timeout, retry);
+                both(config, policy).map(|(config, policy)| Self::Webhook { config, policy })
             }
+            TaskKind::External => {
+                let config = ExternalConfig::parse(task_type, config);
+                let policy = TaskPolicy::parse(Attempts::External, timeout, retry);
+                both(config, policy).map(|(config, policy)| Self::External { config, policy })
+            }
+        }
+    }
+
+    /// The bounds of its attempts; `None` for `noop`, which makes none.
+    pub fn policy(&self) -> Option<&TaskPolicy> {
+        match self {
+            Self::Noop => None,
+            Self::Webhook { policy, .. } | Self::External { policy, .. } => Some(policy),
+        }
+    }
+}
+
+/// Both values, or the errors of either and both.
+fn both<A, B>(
+    a: Result<A, Vec<FieldError>>,
+    b: Result<B, Vec<FieldError>>,
+) -> Result<(A, B), Vec<FieldError>> {
+    match (a, b) {
+        (Ok(a), Ok(b)) => Ok((a, b)),
+        (a, b) => {
+            let mut errors = a.err().unwrap_or_default();
+            errors.extend(b.err().unwrap_or_default());
+            Err(errors)
         }
     }
 }
@@ -124,43 +148,34 @@ fn within(value: Duration, min: Duration, max: Duration) -> Result<Duration, Str
     }
 }
 
-impl TaskConfig {
-    /// Parses `config` for a task of `task_type`. Errors are at `config.*`.
+impl ExternalConfig {
+    /// Parses the `config` of a task of another type. Errors are at `config.*`.
     pub fn parse(
         task_type: &TaskType,
         config: &Map<String, Value>,
     ) -> Result<Self, Vec<FieldError>> {
-        let mut errors = Errors(Vec::new());
-        let parsed = match task_type.kind() {
-            TaskKind::Noop => Some(Self::Noop),
-            TaskKind::Webhook => parse_webhook(&mut errors, config).map(Self::Webhook),
-            TaskKind::External => match config.get("task_queue") {
-                Some(Value::String(q)) if !q.trim().is_empty() && q.len() <= 200 => {
-                    let mut settings = config.clone();
-                    settings.remove("task_queue");
-                    Some(Self::External(ExternalConfig {
-                        activity_type: task_type.as_str().to_owned(),
-                        task_queue: q.clone(),
-                        settings,
-                    }))
-                }
-                Some(_) => {
-                    errors.push(
-                        "config.task_queue",
-                        "must be a task queue name, 1 to 200 characters",
-                    );
-                    None
-                }
-                None => {
-                    errors.push(
-                        "config.task_queue",
-                        "is required: the task queue whose worker implements this task type",
-                    );
-                    None
-                }
-            },
+        let message = match config.get("task_queue") {
+            Some(Value::String(q)) if !q.trim().is_empty() && q.len() <= 200 => {
+                let mut settings = config.clone();
+                settings.remove("task_queue");
+                return Ok(Self {
+                    activity_type: task_type.as_str().to_owned(),
+                    task_queue: q.clone(),
+                    settings,
+                });
+            }
+            Some(_) => "must be a task queue name, 1 to 200 characters",
+            None => "is required: the task queue whose worker implements this task type",
         };
-        match parsed {
+        Err(vec![FieldError::new("config.task_queue", message)])
+    }
+}
+
+impl WebhookConfig {
+    /// Parses a webhook task's `config`. Errors are at `config.*`.
+    pub fn parse(config: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
+        let mut errors = Errors(Vec::new());
+        match parse_webhook(&mut errors, config) {
             Some(parsed) if errors.0.is_empty() => Ok(parsed),
             _ => Err(errors.0),
         }
@@ -259,17 +274,24 @@ mod tests {
     fn defaults_are_the_behaviour_before_policies() {
         let webhook = parse("webhook", json!({"url": HOOK}), None, None).unwrap();
         assert_eq!(
-            webhook.policy,
-            Some(TaskPolicy {
-                timeout: Duration::from_secs(10),
-                retry: Retry {
-                    max_attempts: 5,
-                    initial_interval: Duration::from_secs(1),
-                    backoff: 2.0,
-                    max_interval: Some(Duration::from_secs(30)),
-                    non_retryable: NonRetryable::ClientErrors,
+            webhook,
+            Task::Webhook {
+                config: WebhookConfig {
+                    url: url::Url::parse(HOOK).unwrap(),
+                    secret_ref: None,
+                    timeout: None,
                 },
-            })
+                policy: TaskPolicy {
+                    timeout: Duration::from_secs(10),
+                    retry: Retry {
+                        max_attempts: 5,
+                        initial_interval: Duration::from_secs(1),
+                        backoff: 2.0,
+                        max_interval: Some(Duration::from_secs(30)),
+                        non_retryable: NonRetryable::ClientErrors,
+                    },
+                },
+            }
         );
         let external = parse(
             "charge-card",
@@ -279,34 +301,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            external.policy,
-            Some(TaskPolicy {
-                timeout: Duration::from_secs(300),
-                retry: Retry {
-                    max_attempts: 3,
-                    initial_interval: Duration::from_secs(1),
-                    backoff: 2.0,
-                    max_interval: None,
-                    non_retryable: NonRetryable::ClientErrors,
+            external,
+            Task::External {
+                config: ExternalConfig {
+                    activity_type: "charge-card".into(),
+                    task_queue: "billing".into(),
+                    settings: json!({"amount": 5}).as_object().cloned().unwrap(),
                 },
-            })
-        );
-        assert_eq!(
-            external.config,
-            TaskConfig::External(ExternalConfig {
-                activity_type: "charge-card".into(),
-                task_queue: "billing".into(),
-                settings: json!({"amount": 5}).as_object().cloned().unwrap(),
-            })
-        );
-        let noop = parse("noop", json!({"note": "ignored"}), None, None).unwrap();
-        assert_eq!(
-            noop,
-            Task {
-                config: TaskConfig::Noop,
-                policy: None
+                policy: TaskPolicy {
+                    timeout: Duration::from_secs(300),
+                    retry: Retry {
+                        max_attempts: 3,
+                        initial_interval: Duration::from_secs(1),
+                        backoff: 2.0,
+                        max_interval: None,
+                        non_retryable: NonRetryable::ClientErrors,
+                    },
+                },
             }
         );
+        let noop = parse("noop", json!({"note": "ignored"}), None, None).unwrap();
+        assert_eq!(noop, Task::Noop);
+        assert_eq!(noop.policy(), None);
     }
 
     #[test]
@@ -318,16 +334,19 @@ mod tests {
             None,
         )
         .unwrap();
+        let Task::Webhook { config, policy } = task else {
+            panic!("not a webhook: {task:?}");
+        };
         assert_eq!(
-            task.config,
-            TaskConfig::Webhook(WebhookConfig {
+            config,
+            WebhookConfig {
                 url: url::Url::parse(HOOK).unwrap(),
                 secret_ref: Some("HOOK_SECRET".into()),
                 timeout: Some(Duration::from_secs(3)),
-            })
+            }
         );
         // `config.timeout` is the attempt timeout when the task sets none.
-        assert_eq!(task.policy.unwrap().timeout, Duration::from_secs(3));
+        assert_eq!(policy.timeout, Duration::from_secs(3));
         let null_secret = parse(
             "webhook",
             json!({"url": HOOK, "secret_ref": null}),
@@ -336,11 +355,14 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(
-            null_secret.config,
-            TaskConfig::Webhook(WebhookConfig {
-                secret_ref: None,
+            null_secret,
+            Task::Webhook {
+                config: WebhookConfig {
+                    secret_ref: None,
+                    ..
+                },
                 ..
-            })
+            }
         ));
     }
 
@@ -356,7 +378,7 @@ mod tests {
             ),
         )
         .unwrap();
-        let policy = task.policy.unwrap();
+        let policy = task.policy().cloned().unwrap();
         assert_eq!(policy.timeout, Duration::from_secs(2));
         assert_eq!(
             policy.retry,
@@ -376,7 +398,8 @@ mod tests {
             Some(json!({"max_attempts": 1, "backoff": null})),
         )
         .unwrap()
-        .policy
+        .policy()
+        .cloned()
         .unwrap();
         assert_eq!(partial.retry.max_attempts, 1);
         assert_eq!(partial.retry.backoff, 2.0);
@@ -389,12 +412,13 @@ mod tests {
             Some(json!({"initial_interval": "PT1M"})),
         )
         .unwrap()
-        .policy
+        .policy()
+        .cloned()
         .unwrap();
         assert_eq!(slow.retry.max_interval, Some(Duration::from_secs(60)));
         // External tasks may run for up to a day per attempt.
         let long = parse("report", json!({"task_queue": "q"}), Some("PT2H"), None).unwrap();
-        assert_eq!(long.policy.unwrap().timeout, Duration::from_secs(7_200));
+        assert_eq!(long.policy().unwrap().timeout, Duration::from_secs(7_200));
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::domain::FieldError;
 use crate::domain::activity::TaskType;
 use crate::domain::ids;
 use crate::domain::run::RunStatus;
-use crate::domain::task::{Retry, Task, TaskConfig};
+use crate::domain::task::{Retry, Task};
 
 /// Temporal sets this on every scheduled start: the nominal, pre-jitter time.
 const SCHEDULED_START: SearchAttributeKey<Timestamp> =
@@ -321,13 +321,10 @@ impl TaskInstanceWorkflow {
                     .collect::<Vec<_>>()
                     .join("; ")
             )),
-            Ok(Task {
-                config: TaskConfig::Noop,
-                ..
-            }) => Ok((serde_json::json!({}), 1)),
-            Ok(Task {
-                config: TaskConfig::Webhook(webhook),
-                policy: Some(policy),
+            Ok(Task::Noop) => Ok((serde_json::json!({}), 1)),
+            Ok(Task::Webhook {
+                config: webhook,
+                policy,
             }) => {
                 let input = WebhookInput {
                     task_id,
@@ -357,9 +354,9 @@ impl TaskInstanceWorkflow {
                         .unwrap_or_else(|| err.to_string())),
                 }
             }
-            Ok(Task {
-                config: TaskConfig::External(external),
-                policy: Some(policy),
+            Ok(Task::External {
+                config: external,
+                policy,
             }) => {
                 let body = serde_json::json!({
                     "run": input.run, "task": task_json, "context": input.context, "config": external.settings,
@@ -390,8 +387,6 @@ impl TaskInstanceWorkflow {
                         .unwrap_or_else(|| err.to_string())),
                 }
             }
-            // `Task::parse` gives every webhook and external task a policy.
-            Ok(Task { policy: None, .. }) => Err("the task has no policy".into()),
         };
         let outcome = match result {
             Ok((output, attempts)) => (
@@ -440,7 +435,8 @@ mod tests {
             let config = config.as_object().cloned().unwrap_or_default();
             Task::parse(&TaskType::parse(task_type).unwrap(), &config, None, None)
                 .unwrap()
-                .policy
+                .policy()
+                .cloned()
                 .unwrap()
         };
         let webhook = parse("webhook", serde_json::json!({"url": "https://x.example/"}));

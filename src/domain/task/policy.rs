@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::{Errors, TaskConfig, parse_duration, within};
+use super::{Errors, parse_duration, within};
 use crate::domain::FieldError;
-use crate::domain::activity::TaskKind;
 use crate::domain::duration::IsoDuration;
 
 /// Webhook attempts before policies: the HTTP request's timeout…
@@ -104,107 +103,97 @@ impl NonRetryable {
     }
 }
 
+/// What makes the attempts a policy bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempts {
+    /// `config_timeout` is the webhook's `config.timeout`.
+    Webhook {
+        config_timeout: Option<Duration>,
+    },
+    External,
+}
+
 impl TaskPolicy {
     /// The policy of a task whose `timeout` and `retry` were left out.
-    pub fn default_for(config: &TaskConfig) -> Option<Self> {
-        match config {
-            TaskConfig::Noop => default_policy(TaskKind::Noop, None),
-            TaskConfig::Webhook(webhook) => default_policy(TaskKind::Webhook, webhook.timeout),
-            TaskConfig::External(_) => default_policy(TaskKind::External, None),
+    pub fn default_for(attempts: Attempts) -> Self {
+        match attempts {
+            Attempts::Webhook { config_timeout } => Self {
+                timeout: config_timeout.unwrap_or(WEBHOOK_TIMEOUT),
+                retry: Retry {
+                    max_attempts: WEBHOOK_MAX_ATTEMPTS,
+                    initial_interval: WEBHOOK_INITIAL_INTERVAL,
+                    backoff: DEFAULT_BACKOFF,
+                    max_interval: Some(WEBHOOK_MAX_INTERVAL),
+                    non_retryable: NonRetryable::ClientErrors,
+                },
+            },
+            Attempts::External => Self {
+                timeout: EXTERNAL_TIMEOUT,
+                retry: Retry {
+                    max_attempts: EXTERNAL_MAX_ATTEMPTS,
+                    initial_interval: DEFAULT_INITIAL_INTERVAL,
+                    backoff: DEFAULT_BACKOFF,
+                    max_interval: None,
+                    non_retryable: NonRetryable::ClientErrors,
+                },
+            },
         }
     }
 
-    /// Parses a task's `timeout` and `retry` over the defaults of its kind.
-    /// `noop` takes neither. Errors are at `timeout` and `retry.*`.
+    /// Parses a task's `timeout` and `retry` over the defaults. Errors are
+    /// at `timeout` and `retry.*`.
     pub fn parse(
-        config: &TaskConfig,
+        attempts: Attempts,
         timeout: Option<&str>,
         retry: Option<&Value>,
-    ) -> Result<Option<Self>, Vec<FieldError>> {
-        match config {
-            TaskConfig::Noop => parse_policy(TaskKind::Noop, None, timeout, retry),
-            TaskConfig::Webhook(webhook) => {
-                parse_policy(TaskKind::Webhook, webhook.timeout, timeout, retry)
+    ) -> Result<Self, Vec<FieldError>> {
+        let mut errors = Errors(Vec::new());
+        let mut policy = Self::default_for(attempts);
+        let (webhook, max_timeout, config_timeout) = match attempts {
+            Attempts::Webhook { config_timeout } => (true, MAX_WEBHOOK_TIMEOUT, config_timeout),
+            Attempts::External => (false, MAX_EXTERNAL_TIMEOUT, None),
+        };
+        if let Some(text) = timeout {
+            match IsoDuration::parse(text)
+                .and_then(|d| within(d.as_std(), MIN_TIMEOUT, max_timeout))
+            {
+                Ok(_) if config_timeout.is_some() => errors.push(
+                    "timeout",
+                    "is also set as config.timeout, its older spelling: keep one",
+                ),
+                Ok(d) => policy.timeout = d,
+                Err(m) => errors.push("timeout", m),
             }
-            TaskConfig::External(_) => parse_policy(TaskKind::External, None, timeout, retry),
         }
-    }
-}
-
-/// The defaults of a kind; `config_timeout` is a webhook's `config.timeout`.
-fn default_policy(kind: TaskKind, config_timeout: Option<Duration>) -> Option<TaskPolicy> {
-    match kind {
-        TaskKind::Noop => None,
-        TaskKind::Webhook => Some(TaskPolicy {
-            timeout: config_timeout.unwrap_or(WEBHOOK_TIMEOUT),
-            retry: Retry {
-                max_attempts: WEBHOOK_MAX_ATTEMPTS,
-                initial_interval: WEBHOOK_INITIAL_INTERVAL,
-                backoff: DEFAULT_BACKOFF,
-                max_interval: Some(WEBHOOK_MAX_INTERVAL),
-                non_retryable: NonRetryable::ClientErrors,
-            },
-        }),
-        TaskKind::External => Some(TaskPolicy {
-            timeout: EXTERNAL_TIMEOUT,
-            retry: Retry {
-                max_attempts: EXTERNAL_MAX_ATTEMPTS,
-                initial_interval: DEFAULT_INITIAL_INTERVAL,
-                backoff: DEFAULT_BACKOFF,
-                max_interval: None,
-                non_retryable: NonRetryable::ClientErrors,
-            },
-        }),
-    }
-}
-
-/// The policy of a task of `kind`; `config_timeout` is a webhook's
-/// `config.timeout`.
-pub(super) fn parse_policy(
-    kind: TaskKind,
-    config_timeout: Option<Duration>,
-    timeout: Option<&str>,
-    retry: Option<&Value>,
-) -> Result<Option<TaskPolicy>, Vec<FieldError>> {
-    let mut errors = Errors(Vec::new());
-    let Some(mut policy) = default_policy(kind, config_timeout) else {
-        if timeout.is_some() {
-            errors.push("timeout", "noop tasks make no attempt to time out");
+        match retry {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(fields)) => {
+                parse_retry(&mut errors, &mut policy.retry, fields, webhook);
+            }
+            Some(_) => errors.push("retry", "must be an object"),
         }
-        if retry.is_some_and(|r| !r.is_null()) {
-            errors.push("retry", "noop tasks make no attempt to retry");
-        }
-        return if errors.0.is_empty() {
-            Ok(None)
+        if errors.0.is_empty() {
+            Ok(policy)
         } else {
             Err(errors.0)
-        };
-    };
-    let webhook = kind == TaskKind::Webhook;
-    if let Some(text) = timeout {
-        let max = if webhook {
-            MAX_WEBHOOK_TIMEOUT
-        } else {
-            MAX_EXTERNAL_TIMEOUT
-        };
-        match IsoDuration::parse(text).and_then(|d| within(d.as_std(), MIN_TIMEOUT, max)) {
-            Ok(_) if config_timeout.is_some() => errors.push(
-                "timeout",
-                "is also set as config.timeout, its older spelling: keep one",
-            ),
-            Ok(d) => policy.timeout = d,
-            Err(m) => errors.push("timeout", m),
         }
     }
-    match retry {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(fields)) => {
-            parse_retry(&mut errors, &mut policy.retry, fields, webhook);
-        }
-        Some(_) => errors.push("retry", "must be an object"),
+}
+
+/// `noop` makes no attempt, so it takes neither `timeout` nor `retry`.
+pub(super) fn no_policy(
+    timeout: Option<&str>,
+    retry: Option<&Value>,
+) -> Result<(), Vec<FieldError>> {
+    let mut errors = Errors(Vec::new());
+    if timeout.is_some() {
+        errors.push("timeout", "noop tasks make no attempt to time out");
+    }
+    if retry.is_some_and(|r| !r.is_null()) {
+        errors.push("retry", "noop tasks make no attempt to retry");
     }
     if errors.0.is_empty() {
-        Ok(Some(policy))
+        Ok(())
     } else {
         Err(errors.0)
     }
