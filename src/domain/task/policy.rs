@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::{Errors, parse_duration, within};
+use super::{Errors, within};
 use crate::domain::FieldError;
 use crate::domain::duration::IsoDuration;
 
@@ -154,9 +154,7 @@ impl TaskPolicy {
             Attempts::External => (false, MAX_EXTERNAL_TIMEOUT, None),
         };
         if let Some(text) = timeout {
-            match IsoDuration::parse(text)
-                .and_then(|d| within(d.as_std(), MIN_TIMEOUT, max_timeout))
-            {
+            match strict_duration(text).and_then(|d| within(d, MIN_TIMEOUT, max_timeout)) {
                 Ok(_) if config_timeout.is_some() => errors.push(
                     "timeout",
                     "is also set as config.timeout, its older spelling: keep one",
@@ -178,6 +176,52 @@ impl TaskPolicy {
             Err(errors.0)
         }
     }
+}
+
+/// A duration in the form the OpenAPI schema's pattern states,
+/// `P[nD][T[nH][nM][n[.n]S]]`: what `IsoDuration` reads, without its
+/// leniencies (surrounding blanks, designators repeated or out of order,
+/// `PT5.S`) that a client checking the pattern refuses.
+fn strict_duration(text: &str) -> Result<Duration, String> {
+    if !is_strict_form(text) {
+        return Err(format!(
+            "`{text}` is not an ISO-8601 duration of the form P[nD][T[nH][nM][n[.n]S]] (e.g. PT10S)"
+        ));
+    }
+    IsoDuration::parse(text).map(IsoDuration::as_std)
+}
+
+fn is_strict_form(text: &str) -> bool {
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let Some(rest) = text.strip_prefix('P').filter(|r| !r.is_empty()) else {
+        return false;
+    };
+    let (date, time) = match rest.split_once('T') {
+        Some((date, time)) => (date, Some(time)),
+        None => (rest, None),
+    };
+    if !(date.is_empty() || date.strip_suffix('D').is_some_and(number)) {
+        return false;
+    }
+    let Some(mut time) = time else {
+        return true;
+    };
+    let mut components = 0;
+    for (designator, fractional) in [('H', false), ('M', false), ('S', true)] {
+        if let Some(at) = time.find(designator) {
+            let value = &time[..at];
+            let ok = match value.split_once(['.', ',']) {
+                Some((whole, fraction)) => fractional && number(whole) && number(fraction),
+                None => number(value),
+            };
+            if !ok {
+                return false;
+            }
+            time = &time[at + 1..];
+            components += 1;
+        }
+    }
+    components > 0 && time.is_empty()
 }
 
 /// `noop` makes no attempt, so it takes neither `timeout` nor `retry`.
@@ -210,7 +254,11 @@ fn parse_retry(errors: &mut Errors, retry: &mut Retry, fields: &Map<String, Valu
     }
     let interval = |errors: &mut Errors, key: &str, max: Duration| -> Option<Duration> {
         let value = fields.get(key).filter(|v| !v.is_null())?;
-        parse_duration(value)
+        let parsed = match value {
+            Value::String(text) => strict_duration(text),
+            _ => Err("must be an ISO-8601 duration string (e.g. PT1S)".into()),
+        };
+        parsed
             .and_then(|d| within(d, MIN_INTERVAL, max))
             .map_err(|m| errors.push(format!("retry.{key}"), m))
             .ok()
@@ -311,5 +359,22 @@ mod tests {
         assert!(listed.contains(503));
         assert!(!listed.contains(404), "a list replaces the default");
         assert_eq!(listed.to_list(), Some(vec![503]));
+    }
+
+    /// The schema's pattern, `^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$`.
+    #[test]
+    fn durations_in_the_form_of_the_schema() {
+        for text in [
+            "PT10S", "P1D", "P1DT2H", "PT1H30M", "PT0.5S", "PT1,5S", "PT2M3S", "P0D",
+        ] {
+            assert!(is_strict_form(text), "{text}");
+        }
+        for text in [
+            "P", "PT", "P1DT", " PT5S", "PT5S ", "PT5.S", "PT.5S", "PT5S1M", "PT1S1S", "PT1.5M",
+            "pt5s", "PT5", "-PT5S", "P1W", "PT+5S", "P1DT1H1D",
+        ] {
+            assert!(!is_strict_form(text), "{text}");
+            assert!(strict_duration(text).is_err(), "{text}");
+        }
     }
 }
