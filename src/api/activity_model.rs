@@ -121,8 +121,8 @@ pub struct TaskBody {
     /// default `PT10S` (the HTTP request's timeout). Other types: `PT1S` to
     /// `PT24H` (`P1D`), default `PT5M` (the activity's start-to-close timeout).
     /// Not for `noop`.
-    // The pattern is what `domain::duration` parses: days, hours, minutes
-    // and (fractional) seconds, at least one of them.
+    // The pattern is exactly what `domain::task` reads: days, hours, minutes
+    // and (fractional) seconds, in that order, at least one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(
         pattern = r"^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$",
