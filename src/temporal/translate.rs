@@ -263,6 +263,8 @@ mod tests {
                     task_type: TaskType::parse("noop").unwrap(),
                     name: None,
                     config: Default::default(),
+                    timeout: None,
+                    retry: None,
                 }],
                 dedupe_key_strategy: None,
             },
