@@ -1,6 +1,7 @@
 //! Plain domain types. Each is parsed once at the boundary; inside, it is valid.
 
 pub mod activity;
+pub mod calendar;
 pub mod duration;
 pub mod event;
 pub mod ids;
