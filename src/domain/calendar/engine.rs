@@ -223,12 +223,13 @@ pub fn engine_next(cadence: &Cadence, after: DateTime<Utc>) -> Option<DateTime<U
 }
 
 /// The engine's times after `after`, each found from the one before, as the
-/// scheduler and `ListScheduleMatchingTimes` chain them.
+/// scheduler and `ListScheduleMatchingTimes` chain them. The engine's walk
+/// always moves forward; the guard only keeps a broken model from spinning.
 pub fn engine_times(
     cadence: &Cadence,
     after: DateTime<Utc>,
 ) -> impl Iterator<Item = DateTime<Utc>> + '_ {
     std::iter::successors(engine_next(cadence, after), move |t| {
-        engine_next(cadence, *t)
+        engine_next(cadence, *t).filter(|next| next > t)
     })
 }
