@@ -131,6 +131,43 @@ fn the_engines_other_observed_repeats() {
 }
 
 #[test]
+fn the_engine_at_lord_howes_half_hour_repeat() {
+    // 01:30-02:00 happens twice. The engine's "one hour later" device is
+    // made for one-hour changes: from the second 01:30 it re-walks 01:45
+    // "plus an hour" and lands on 02:45, so it never fires the first 01:30,
+    // either 01:45, nor the ordinary 02:00, 02:15 and 02:30 (the dev server
+    // agrees: the conformance test covers this window). The service runs
+    // those itself.
+    let c = cron("*/15 * * * *", "Australia/Lord_Howe", DEFAULT);
+    assert_eq!(
+        engine_in(&c, "2027-04-03T14:00:00Z", "2027-04-03T16:15:00Z"),
+        [
+            "2027-04-03T14:15:00+00:00",
+            "2027-04-03T15:00:00+00:00",
+            "2027-04-03T16:15:00+00:00"
+        ]
+    );
+    let x = dst_exceptions(&c, utc("2027-04-03T14:00:00Z"), utc("2027-04-03T16:15:00Z"));
+    let extra: Vec<(String, TimeNote)> = x
+        .extra
+        .iter()
+        .map(|t| (t.at.to_rfc3339(), t.note))
+        .collect();
+    assert_eq!(
+        extra,
+        [
+            ("2027-04-03T14:30:00+00:00".to_owned(), TimeNote::DstRepeat),
+            ("2027-04-03T14:45:00+00:00".to_owned(), TimeNote::DstRepeat),
+            ("2027-04-03T15:30:00+00:00".to_owned(), TimeNote::Normal),
+            ("2027-04-03T15:45:00+00:00".to_owned(), TimeNote::Normal),
+            ("2027-04-03T16:00:00+00:00".to_owned(), TimeNote::Normal),
+        ]
+    );
+    // The second 01:30 is not wanted under `repeated: first`.
+    assert_eq!(x.excluded, [utc("2027-04-03T15:00:00Z")]);
+}
+
+#[test]
 fn policies_at_a_repeat_and_a_gap() {
     let first = policy(Repeated::First, Skipped::Shift);
     let last = policy(Repeated::Last, Skipped::Skip);
