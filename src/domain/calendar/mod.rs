@@ -103,9 +103,19 @@ pub fn policy_time(cadence: &Cadence, at: DateTime<Utc>) -> Option<NominalTime> 
         .filter(|t| t.at == at)
 }
 
-/// Whether the engine fires at exactly `at` (reached by a chain that starts
-/// on an ordinary day before it).
+/// Whether the engine fires at exactly `at`. Away from offset changes the
+/// engine's next time after the second before is exact; near one, the chain
+/// starts on an ordinary day before it, as the running schedule's did.
 pub fn engine_fires(cadence: &Cadence, at: DateTime<Utc>) -> bool {
+    let near_change = match cadence {
+        Cadence::Cron { timezone, .. } => {
+            !transitions(timezone.tz(), at - REACH, at + REACH).is_empty()
+        }
+        Cadence::Interval { .. } => false,
+    };
+    if !near_change {
+        return engine_next(cadence, at - Duration::seconds(1)) == Some(at);
+    }
     engine_times(cadence, at - REACH)
         .find(|t| *t >= at)
         .is_some_and(|t| t == at)

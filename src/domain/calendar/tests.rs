@@ -349,3 +349,30 @@ fn intervals_are_epoch_aligned_and_agree_with_the_engine() {
         DstExceptions::default()
     );
 }
+
+#[test]
+fn engine_fires_is_the_engines_chain() {
+    for (expr, zone) in [
+        ("*/30 * * * *", "Europe/Berlin"),
+        ("*/15 0-3 * * *", "Australia/Lord_Howe"),
+    ] {
+        let c = cron(expr, zone, DEFAULT);
+        let from = utc(if zone == "Europe/Berlin" {
+            "2027-10-29T00:00:00Z"
+        } else {
+            "2027-04-01T00:00:00Z"
+        });
+        let chain: Vec<DateTime<Utc>> = engine_times(&c, from)
+            .take_while(|t| *t <= from + Duration::days(5))
+            .collect();
+        let mut t = from + Duration::minutes(15);
+        while t <= from + Duration::days(5) {
+            assert_eq!(
+                engine_fires(&c, t),
+                chain.binary_search(&t).is_ok(),
+                "{expr} {zone} {t}"
+            );
+            t += Duration::minutes(15);
+        }
+    }
+}
