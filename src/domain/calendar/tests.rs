@@ -376,3 +376,33 @@ fn engine_fires_is_the_engines_chain() {
         }
     }
 }
+
+#[test]
+fn a_day_that_never_was() {
+    // Samoa skipped 2011-12-30 entirely: its midnight shifts onto the 31st's
+    // midnight, which is a time of its own and stays normal, once.
+    let c = cron("0 0 * * *", "Pacific/Apia", DEFAULT);
+    let from = utc("2011-12-28T00:00:00Z");
+    let got: Vec<NominalTime> = times_after(&c, from).take(4).collect();
+    let mut back: Vec<NominalTime> = times_before(&c, got[3].at + Duration::seconds(1))
+        .take(4)
+        .collect();
+    back.reverse();
+    assert_eq!(got, back);
+    let at: Vec<DateTime<Utc>> = got.iter().map(|t| t.at).collect();
+    let want = [
+        "2011-12-28T10:00:00Z",
+        "2011-12-29T10:00:00Z",
+        "2011-12-30T10:00:00Z",
+        "2011-12-31T10:00:00Z",
+    ];
+    assert_eq!(at, want.map(utc));
+    assert!(got.iter().all(|t| t.note == TimeNote::Normal), "{got:?}");
+    // Under `skip` nothing changes: the 31st runs anyway.
+    let skip = cron(
+        "0 0 * * *",
+        "Pacific/Apia",
+        policy(Repeated::First, Skipped::Skip),
+    );
+    assert_eq!(times_after(&skip, from).nth(2).map(|t| t.at), Some(at[2]));
+}

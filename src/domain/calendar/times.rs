@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
+use chrono::{DateTime, Days, NaiveDate, NaiveTime, Timelike, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
@@ -57,8 +57,13 @@ pub fn day_times(cron: &CronSchedule, tz: Tz, dst: DstPolicy, day: NaiveDate) ->
                     }
                 },
                 WallTime::Skipped(after_gap) => match dst.skipped {
-                    Skipped::Shift => out.push(note(after_gap, TimeNote::DstGap)),
-                    Skipped::Skip => {}
+                    // A gap at the end of the day can shift a time onto the
+                    // next day's first instant; if that is one of the next
+                    // day's own times, it belongs there, as a normal time.
+                    Skipped::Shift if !next_day_owns(cron, tz, day, after_gap) => {
+                        out.push(note(after_gap, TimeNote::DstGap))
+                    }
+                    Skipped::Shift | Skipped::Skip => {}
                 },
             }
         }
@@ -69,6 +74,15 @@ pub fn day_times(cron: &CronSchedule, tz: Tz, dst: DstPolicy, day: NaiveDate) ->
     out.sort_by_key(|t| (t.at, t.note != TimeNote::Normal));
     out.dedup_by_key(|t| t.at);
     out
+}
+
+fn next_day_owns(cron: &CronSchedule, tz: Tz, day: NaiveDate, at: DateTime<Utc>) -> bool {
+    let wall = at.with_timezone(&tz).naive_local();
+    wall.date() != day
+        && cron.matches_day(wall.date())
+        && cron.hours().contains(wall.hour())
+        && cron.minutes().contains(wall.minute())
+        && wall.second() == 0
 }
 
 enum Walk {
@@ -213,7 +227,7 @@ impl Iterator for NominalTimes {
             } else {
                 t.at < self.bound
             };
-            // A shifted time of one day can equal the next day's first time.
+            // Belt and braces: each instant once, whichever day produced it.
             if beyond && self.last != Some(t.at) {
                 self.last = Some(t.at);
                 return Some(t);
