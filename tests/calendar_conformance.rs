@@ -5,7 +5,7 @@
 //! and for a table of cron features over long ranges, a paused schedule is
 //! created with exactly the spec `translate::spec` builds, and the dev
 //! server's `ListScheduleMatchingTimes` (paged past its 1000 cap) must equal
-//! our model of the engine. Then, for every DST policy, the engine's times
+//! our model of the engine (intervals too). Then, for every DST policy, the engine's times
 //! less `excluded` plus `extra` must equal the policy's times.
 
 mod common;
@@ -161,6 +161,14 @@ fn cases() -> Vec<Case> {
             });
         }
     }
+    for every in INTERVALS {
+        let from = utc("2027-03-27T00:00:00Z");
+        out.push(Case {
+            zone: INTERVAL,
+            expr: every,
+            windows: vec![(from, from + Duration::days(2))],
+        });
+    }
     for zone in FEATURE_ZONES {
         for (expr, days) in FEATURES {
             let from = utc("2026-01-01T00:00:00Z");
@@ -174,7 +182,17 @@ fn cases() -> Vec<Case> {
     out
 }
 
+/// The zone label of interval cases, whose `expr` is an ISO 8601 duration.
+const INTERVAL: &str = "(interval)";
+
+/// Intervals, epoch-aligned in whole seconds, over two days each.
+const INTERVALS: [&str; 6] = ["PT30S", "PT90S", "PT7M", "PT1H", "PT7H13S", "P1D"];
+
 fn cadence(zone: &str, expr: &str, dst: DstPolicy) -> Cadence {
+    if zone == INTERVAL {
+        let every = IsoDuration::parse(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        return Cadence::Interval { every };
+    }
     Cadence::Cron {
         cron: CronExpr::parse(expr).unwrap_or_else(|e| panic!("{expr}: {e}")),
         timezone: TimeZoneName::parse(zone).unwrap(),
