@@ -66,10 +66,12 @@ pub fn engine_calendars(cron: &CronSchedule) -> Vec<EngineCalendar> {
 
 /// Go's `time.Date` in a zone, for a wall time that may be out of range
 /// (hour 24, say) or fall in a gap or a repeat. Go reads the wall clock as
-/// UTC, looks up the offset there, and then the offset at that guess: so a
-/// repeated wall time resolves to the second occurrence east of Greenwich
-/// and to the first west of it, and a missing one lands past the gap by
-/// the size of the gap.
+/// UTC, looks up the offset there, and then the offset at that guess. Where
+/// the wall clock read as UTC is already past the change (east of
+/// Greenwich, and London), a repeated wall time resolves to its second
+/// occurrence and a missing one to a time past the gap by the gap's size
+/// (Berlin 02:30 -> 03:30); elsewhere (west) to the first occurrence and to
+/// a time before the gap (New York 02:30 -> 01:30).
 fn go_date(tz: Tz, y: i32, month: u32, d: i64, h: i64, mi: i64, s: i64) -> i64 {
     let first = NaiveDate::from_ymd_opt(y, month, 1)
         .map(|day| day.and_time(Default::default()).and_utc().timestamp())
