@@ -57,6 +57,13 @@ pub fn dst_exceptions(
     let Cadence::Cron { timezone, .. } = cadence else {
         return out;
     };
+    // Nothing happens outside the years; clamping also keeps the arithmetic
+    // below far from chrono's limits, whatever range a caller passes.
+    let (first, end) = times::domain();
+    let (after, until) = (
+        after.clamp(first - REACH, end),
+        until.clamp(first, end + REACH),
+    );
     if until <= after {
         return out;
     }
@@ -98,15 +105,18 @@ pub fn dst_exceptions(
 
 /// Whether the policy wants a run at exactly `at`, and with which note.
 pub fn policy_time(cadence: &Cadence, at: DateTime<Utc>) -> Option<NominalTime> {
-    times_after(cadence, at - Duration::seconds(1))
-        .next()
-        .filter(|t| t.at == at)
+    let before = at.checked_sub_signed(Duration::seconds(1))?;
+    times_after(cadence, before).next().filter(|t| t.at == at)
 }
 
 /// Whether the engine fires at exactly `at`. Away from offset changes the
 /// engine's next time after the second before is exact; near one, the chain
 /// starts on an ordinary day before it, as the running schedule's did.
 pub fn engine_fires(cadence: &Cadence, at: DateTime<Utc>) -> bool {
+    let (first, end) = times::domain();
+    if !(first..end).contains(&at) {
+        return false;
+    }
     let near_change = match cadence {
         Cadence::Cron { timezone, .. } => {
             !transitions(timezone.tz(), at - REACH, at + REACH).is_empty()

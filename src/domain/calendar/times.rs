@@ -127,11 +127,14 @@ fn walk(cadence: &Cadence, bound: DateTime<Utc>, forward: bool) -> NominalTimes 
             let tz = timezone.tz();
             let local = bound.with_timezone(&tz).date_naive();
             // Start one day out: a day's shifted time can land on the next
-            // day's first instant.
+            // day's first instant. A bound far outside the years starts at
+            // their edge, so it still finds the times inside.
+            let first = NaiveDate::from_ymd_opt(FIRST_YEAR, 1, 1).unwrap_or_default();
+            let last = NaiveDate::from_ymd_opt(LAST_YEAR, 12, 31).unwrap_or_default();
             let day = if forward {
-                local.checked_sub_days(Days::new(1))
+                local.checked_sub_days(Days::new(1)).map(|d| d.max(first))
             } else {
-                local.checked_add_days(Days::new(1))
+                local.checked_add_days(Days::new(1)).map(|d| d.min(last))
             };
             Walk::Cron {
                 cron: cron.schedule().clone(),
@@ -146,14 +149,22 @@ fn walk(cadence: &Cadence, bound: DateTime<Utc>, forward: bool) -> NominalTimes 
             let step = i64::try_from(every.as_std().as_secs())
                 .unwrap_or(i64::MAX)
                 .max(1);
-            let secs = bound.timestamp();
+            // A bound far outside the years starts at their edge.
+            let (first, end) = domain();
+            let (secs, nanos) = if forward && bound < first {
+                (first.timestamp() - 1, 0)
+            } else if !forward && bound > end {
+                (end.timestamp(), 0)
+            } else {
+                (bound.timestamp(), bound.timestamp_subsec_nanos())
+            };
             let next = if forward {
                 secs.div_euclid(step)
                     .checked_add(1)
                     .and_then(|k| k.checked_mul(step))
             } else {
                 let floor = secs.div_euclid(step) * step;
-                let exact = floor == secs && bound.timestamp_subsec_nanos() == 0;
+                let exact = floor == secs && nanos == 0;
                 Some(if exact { floor - step } else { floor })
             };
             Walk::Interval { step, next }
@@ -165,6 +176,16 @@ fn walk(cadence: &Cadence, bound: DateTime<Utc>, forward: bool) -> NominalTimes 
         bound,
         last: None,
     }
+}
+
+/// The instants of the years, in UTC: `[FIRST_YEAR-01-01, (LAST_YEAR+1)-01-01)`.
+pub(super) fn domain() -> (DateTime<Utc>, DateTime<Utc>) {
+    let start = |y| {
+        NaiveDate::from_ymd_opt(y, 1, 1)
+            .map(|d| d.and_time(NaiveTime::MIN).and_utc())
+            .unwrap_or_default()
+    };
+    (start(FIRST_YEAR), start(LAST_YEAR + 1))
 }
 
 fn in_years(at: DateTime<Utc>) -> bool {

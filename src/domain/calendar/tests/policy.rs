@@ -1,5 +1,7 @@
 //! The policy's times: repeats, gaps, both directions, long ranges.
 
+use chrono::Datelike;
+
 use super::*;
 
 #[test]
@@ -173,4 +175,38 @@ fn a_day_that_never_was() {
         policy(Repeated::First, Skipped::Skip),
     );
     assert_eq!(times_after(&skip, from).nth(2).map(|t| t.at), Some(at[2]));
+}
+
+#[test]
+fn bounds_far_outside_the_years() {
+    let far = utc("9999-01-01T00:00:00Z");
+    let long_ago = utc("0001-01-01T00:00:00Z");
+    let daily = cron("0 0 * * *", "Asia/Kolkata", DEFAULT);
+    let every = Cadence::Interval {
+        every: IsoDuration::from_secs(3600),
+    };
+    for c in [&daily, &every] {
+        let last = times_before(c, far).next().map(|t| t.at);
+        assert!(
+            last.is_some_and(|t| t.year() == LAST_YEAR),
+            "{c:?} {last:?}"
+        );
+        let first = times_after(c, long_ago).next().map(|t| t.at);
+        assert!(
+            first.is_some_and(|t| t.year() <= FIRST_YEAR),
+            "{c:?} {first:?}"
+        );
+        assert!(times_after(c, far).next().is_none());
+        assert!(times_before(c, long_ago).next().is_none());
+        assert_eq!(dst_exceptions(c, long_ago, far), DstExceptions::default());
+        assert!(!engine_fires(c, far) && policy_time(c, far).is_none());
+    }
+    let berlin = cron("30 2 * * *", "Europe/Berlin", DEFAULT);
+    let x = dst_exceptions(&berlin, long_ago, far);
+    // Germany has changed clocks since 1980, and chrono-tz's tables stop
+    // after 2099: 120 years. Each spring the shifted 02:30 is extra; each
+    // autumn the engine fires the second 02:30 (excluded) where the policy
+    // wants the first (extra).
+    assert_eq!(x.extra.len(), 2 * 120);
+    assert_eq!(x.excluded.len(), 120);
 }
