@@ -404,8 +404,11 @@ fn parse_trigger(errors: &mut Errors, body: TriggerBody) -> Option<Trigger> {
                 Some(text) => errors.take("trigger.timezone", TimeZoneName::parse(text)),
                 None => Some(TimeZoneName::default()),
             };
-            cron.zip(timezone)
-                .map(|(cron, timezone)| Cadence::Cron { cron, timezone })
+            cron.zip(timezone).map(|(cron, timezone)| Cadence::Cron {
+                cron,
+                timezone,
+                dst: Default::default(),
+            })
         }
         TriggerKind::Interval => {
             not_for(errors, "cron", body.cron.is_some(), "interval");
@@ -546,7 +549,7 @@ fn trigger_body(trigger: &Trigger) -> TriggerBody {
         }
         Trigger::Scheduled(s) => {
             match &s.cadence {
-                Cadence::Cron { cron, timezone } => {
+                Cadence::Cron { cron, timezone, .. } => {
                     body.kind = TriggerKind::Cron;
                     body.cron = Some(cron.as_str().to_owned());
                     body.timezone = Some(timezone.name().to_owned());

@@ -56,6 +56,7 @@ macro_rules! named_enum {
 }
 
 pub mod activity;
+pub mod calendar;
 pub mod duration;
 pub mod event;
 pub mod ids;
