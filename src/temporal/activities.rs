@@ -1,7 +1,6 @@
 //! Workflow activities: every side effect of execution lives here.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use temporalio_common::error::ApplicationFailure;
@@ -21,20 +20,24 @@ use crate::domain::trigger::Cadence;
 use crate::store::runs::NewRun;
 use crate::store::{ActivityStore, RunStore};
 
-/// Test-only fault injection. Production never sets these; they exist so the
-/// idempotency of retries can be shown against the real engine.
-#[derive(Debug, Default)]
-pub struct Faults {
-    /// `log_run` fails this many times right after its insert.
-    pub fail_log_run_after_insert: AtomicU32,
-}
-
 pub struct ExecutionActivities {
     pub activities: ActivityStore,
     pub runs: RunStore,
     pub http: reqwest::Client,
     pub allow_internal_webhooks: bool,
-    pub faults: Arc<Faults>,
+    #[cfg(feature = "fault-injection")]
+    pub faults: Arc<crate::faults::Faults>,
+}
+
+impl ExecutionActivities {
+    /// Whether an injected failure hits this `log_run` (tests only).
+    fn log_run_fails_after_insert(&self) -> bool {
+        #[cfg(feature = "fault-injection")]
+        if crate::faults::fire(&self.faults.fail_log_run_after_insert) {
+            return true;
+        }
+        false
+    }
 }
 
 /// The span of one activity attempt: its name, the run it serves (all but
@@ -258,12 +261,7 @@ impl ExecutionActivities {
                     tasks_total: definition.tasks.len() as i32,
                 })
                 .await?;
-            let fail = self
-                .faults
-                .fail_log_run_after_insert
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                .is_ok();
-            if fail {
+            if self.log_run_fails_after_insert() {
                 return Err(
                     anyhow::anyhow!("injected fault: log_run failed after its insert").into(),
                 );
