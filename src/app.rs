@@ -31,7 +31,7 @@ pub enum Service {
     Serve,
     /// The HTTP API only.
     Api,
-    /// The Temporal worker only.
+    /// The Temporal worker and the broker consumers.
     Worker,
 }
 
@@ -274,6 +274,17 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
         let shutdown = stopped();
         tasks.spawn(async move {
             sweeper.run_sweeper(interval, shutdown).await;
+            Ok(())
+        });
+    }
+    if matches!(command, Service::Serve | Service::Worker) && settings.consume_sources {
+        let consumers = crate::brokers::Context {
+            sources: state.services.sources.clone(),
+            settings: Arc::new(settings.consumers()),
+        };
+        let shutdown = stopped();
+        tasks.spawn(async move {
+            crate::brokers::run(consumers, shutdown).await;
             Ok(())
         });
     }
