@@ -156,7 +156,7 @@ impl<S: Send + Sync> FromRequest<S> for IngestBody {
                     .filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?))),
             );
             let content_type = (!essence.is_empty()).then_some(essence.as_str());
-            if content_type.is_none_or(is_json_media_type) && !bytes.is_empty() {
+            if content_type.is_some_and(is_json_media_type) && !bytes.is_empty() {
                 // Reads JSON as the native body does (NUL characters named).
                 from_json_slice::<serde_json::Value>(&bytes)?;
             }

@@ -245,17 +245,26 @@ pub fn from_binary(
     map(attrs, binary_payload(content_type, body), name)
 }
 
-/// The data of a binary-mode event: JSON media types (or none) are parsed,
-/// other text becomes a JSON string, other bytes `{"data_base64": …}`.
+/// The data of a binary-mode event: JSON media types are parsed (as is a
+/// body without a media type that reads as JSON), other text becomes a JSON
+/// string, other bytes `{"data_base64": …}`.
 fn binary_payload(content_type: Option<&str>, body: &[u8]) -> Result<Value, FieldError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Object(Default::default()));
     }
-    let json = content_type.is_none_or(is_json_media_type);
-    if json {
-        return serde_json::from_slice(body).map_err(|e| {
-            FieldError::new("body", format!("the data is declared JSON but is not: {e}"))
-        });
+    match content_type {
+        Some(media_type) if is_json_media_type(media_type) => {
+            return serde_json::from_slice(body).map_err(|e| {
+                FieldError::new("body", format!("the data is declared JSON but is not: {e}"))
+            });
+        }
+        // No media type: JSON if it reads as JSON, else text or bytes.
+        None => {
+            if let Ok(value) = serde_json::from_slice(body) {
+                return Ok(value);
+            }
+        }
+        Some(_) => {}
     }
     Ok(match std::str::from_utf8(body) {
         Ok(text) => Value::String(text.to_owned()),
@@ -429,6 +438,10 @@ mod tests {
         );
         let bytes = from_binary(&attrs, Some("application/octet-stream"), &[0xff, 0], &name);
         assert_eq!(bytes.map(|e| e.payload), Ok(json!({"data_base64": "/wA="})));
+        let untyped = from_binary(&attrs, None, b"hello", &name);
+        assert_eq!(untyped.map(|e| e.payload), Ok(json!("hello")));
+        let untyped_json = from_binary(&attrs, None, b"[1]", &name);
+        assert_eq!(untyped_json.map(|e| e.payload), Ok(json!([1])));
         let empty = from_binary(&attrs, None, b"", &name);
         assert_eq!(empty.map(|e| e.payload), Ok(json!({})));
         let bad = from_binary(&attrs, Some("application/json"), b"{", &name);
