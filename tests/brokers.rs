@@ -387,10 +387,17 @@ async fn a_thousand_messages(pool: PgPool, broker: Broker) {
     let paid = subscriber(&app.base, &app.http, &["order.paid"]).await;
     let source = create_source(&app.base, &app.http, &broker.source()).await;
 
-    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
-    let consuming = tokio::spawn(acp::brokers::run(consumers(&app), async move {
-        let _ = stop_rx.wait_for(|s| *s).await;
-    }));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stopped = move || {
+        let mut rx = stop_rx.clone();
+        async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }
+    };
+    let consuming = tokio::spawn(acp::brokers::run(consumers(&app), stopped()));
+    // As in `acp serve`: the sweeper starts what Temporal did not take at once.
+    let sweeper = app.state.services.events.clone();
+    tokio::spawn(sweeper.run_sweeper(Duration::from_secs(2), stopped()));
 
     let mut ids = Vec::new();
     for i in 0..1000 {
@@ -407,7 +414,7 @@ async fn a_thousand_messages(pool: PgPool, broker: Broker) {
             .await;
     }
 
-    eventually(Duration::from_secs(240), || async {
+    eventually(Duration::from_secs(600), || async {
         let events = count(&pool, "SELECT count(*) FROM events").await;
         let done = count(
             &pool,
@@ -429,7 +436,7 @@ async fn a_thousand_messages(pool: PgPool, broker: Broker) {
     );
 
     // Exactly one run per (event, subscribed activity), in PostgreSQL and in Temporal.
-    eventually(Duration::from_secs(300), || async {
+    eventually(Duration::from_secs(600), || async {
         let (a, b) = (runs_of(&pool, &all).await, runs_of(&pool, &paid).await);
         assert!(a <= 1000 && b <= 100, "more runs than events: {a}, {b}");
         (a == 1000 && b == 100).then_some(())
@@ -533,7 +540,7 @@ async fn rabbitmq_a_thousand_messages_one_run_each(pool: PgPool) {
 /// `acp serve` consuming is killed with SIGKILL mid-stream and started
 /// again: every published event has exactly one run, none lost, none doubled.
 async fn kill_mid_stream(pool: PgPool, broker: Broker) {
-    const EVENTS: usize = 600;
+    const EVENTS: usize = 400;
     let server = shared_temporal();
     let namespace = new_namespace(&server.address()).await;
     let token = cli_key(&pool, "admin");
@@ -581,7 +588,7 @@ async fn kill_mid_stream(pool: PgPool, broker: Broker) {
     );
 
     let _serve = ServeProcess::start(&pool, &server.address(), &namespace, &env).await;
-    eventually(Duration::from_secs(300), || async {
+    eventually(Duration::from_secs(600), || async {
         let events = count(&pool, "SELECT count(*) FROM events").await;
         let runs = runs_of(&pool, &activity).await;
         assert!(runs <= EVENTS as i64, "more runs than events: {runs}");

@@ -8,6 +8,13 @@ use sqlx::PgPool;
 
 use super::{database_url, eventually, free_port};
 
+/// The `acp` binary the tests run: `ACP_TEST_BIN` when set (a copy, for a
+/// target directory shared with other checkouts, whose builds replace
+/// `target/debug/acp`), else the one cargo built for these tests.
+pub fn acp_bin() -> String {
+    std::env::var("ACP_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_acp").to_owned())
+}
+
 /// `acp serve` as its own process, on a free port, against the test's
 /// database and a Temporal namespace, with stderr (its logs) in a file.
 pub struct ServeProcess {
@@ -26,7 +33,7 @@ impl ServeProcess {
         let port = free_port();
         let log_path = std::env::temp_dir().join(format!("acp-serve-{}.log", uuid::Uuid::new_v4()));
         let log = std::fs::File::create(&log_path).unwrap_or_else(|e| panic!("{e}"));
-        let mut command = Command::new(env!("CARGO_BIN_EXE_acp"));
+        let mut command = Command::new(acp_bin());
         command
             .arg("serve")
             .env("DATABASE_URL", database_url(pool))
