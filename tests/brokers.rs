@@ -164,7 +164,8 @@ impl Broker {
 
     /// Messages not yet acknowledged: JetStream's pending plus delivered and
     /// unacknowledged; RabbitMQ's ready plus unacknowledged messages (with no
-    /// consumer attached, unacknowledged ones are back in the queue).
+    /// consumer attached, unacknowledged ones are back in the queue; an
+    /// attached consumer counts as one).
     async fn unacknowledged(&self) -> u64 {
         match self {
             Self::Nats {
@@ -195,8 +196,8 @@ impl Broker {
                     )
                     .await
                     .unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!(declared.consumer_count(), 0, "a consumer is still attached");
-                u64::from(declared.message_count())
+                // A consumer still attached may hold unacknowledged ones.
+                u64::from(declared.message_count()) + u64::from(declared.consumer_count())
             }
         }
     }
@@ -399,6 +400,7 @@ async fn a_thousand_messages(pool: PgPool, broker: Broker) {
     let sweeper = app.state.services.events.clone();
     tokio::spawn(sweeper.run_sweeper(Duration::from_secs(2), stopped()));
 
+    let started = std::time::Instant::now();
     let mut ids = Vec::new();
     for i in 0..1000 {
         let (message, id) = event_message(i, json!({"order": i}));
@@ -425,6 +427,7 @@ async fn a_thousand_messages(pool: PgPool, broker: Broker) {
         (events == 1000 && done == 1100 && rejected == 5).then_some(())
     })
     .await;
+    let committed = started.elapsed();
     let (stored,): (i64,) = sqlx::query_as("SELECT count(*) FROM events WHERE event_id = ANY($1)")
         .bind(&ids)
         .fetch_one(&pool)
@@ -446,6 +449,12 @@ async fn a_thousand_messages(pool: PgPool, broker: Broker) {
         (temporal_runs(&app, &namespace).await == 1100).then_some(())
     })
     .await;
+    // For the record (not a benchmark: the machine is shared).
+    eprintln!(
+        "1105 messages published and 1000 events with 1100 dispatches committed in {:.1} s; 1100 runs done after {:.1} s",
+        committed.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
 
     // The poison, listed with its reasons and bytes.
     let (status, page) = json(app.get(&format!("/v1/sources/{source}/rejected")).await).await;
@@ -509,7 +518,10 @@ async fn a_thousand_messages(pool: PgPool, broker: Broker) {
     assert_eq!(status["connected"], true, "{status}");
     let _ = stop_tx.send(true);
     consuming.await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(broker.unacknowledged().await, 0);
+    eventually(Duration::from_secs(30), || async {
+        (broker.unacknowledged().await == 0).then_some(())
+    })
+    .await;
     assert_eq!(runs_of(&pool, &all).await, 1000);
     assert_eq!(temporal_runs(&app, &namespace).await, 1100);
 

@@ -107,7 +107,7 @@ impl Drop for ServeProcess {
 
 /// Creates an API key with the `acp keys create` command; returns the token.
 pub fn cli_key(pool: &PgPool, scope: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_acp"))
+    let out = Command::new(acp_bin())
         .args(["keys", "create", "--name", "tests", "--scope", scope])
         .env("DATABASE_URL", database_url(pool))
         .env("RUST_LOG", "warn")
