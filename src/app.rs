@@ -24,14 +24,18 @@ use crate::reconcile::Reconciler;
 use crate::store;
 use crate::temporal::TemporalGateway;
 
+/// How often an idle event dispatcher looks for rows other processes left.
+const DISPATCH_POLL: Duration = Duration::from_secs(1);
+
 /// Which components a process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Service {
-    /// API, worker, reconciler and sweeper (migrates first).
+    /// API (with the event dispatcher), worker and reconciler (migrates first).
     Serve,
-    /// The HTTP API only.
+    /// The HTTP API (with the event dispatcher).
     Api,
-    /// The Temporal worker and the broker consumers.
+    /// The Temporal worker and the broker consumers (with the event
+    /// dispatcher when it consumes).
     Worker,
 }
 
@@ -261,6 +265,14 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
                 .await
                 .map_err(anyhow::Error::from)
         });
+        // Whatever accepts events starts their runs: the dispatcher leases
+        // rows, so every replica's dispatcher shares the work.
+        let dispatcher = state.services.events.clone();
+        let shutdown = stopped();
+        tasks.spawn(async move {
+            dispatcher.run_dispatcher(DISPATCH_POLL, shutdown).await;
+            Ok(())
+        });
     }
     if command == Service::Serve {
         let reconciler = Reconciler::new(&state.services);
@@ -268,12 +280,6 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
         let shutdown = stopped();
         tasks.spawn(async move {
             reconciler.run(interval, shutdown).await;
-            Ok(())
-        });
-        let sweeper = state.services.events.clone();
-        let shutdown = stopped();
-        tasks.spawn(async move {
-            sweeper.run_sweeper(interval, shutdown).await;
             Ok(())
         });
     }
@@ -287,6 +293,16 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
             crate::brokers::run(consumers, shutdown).await;
             Ok(())
         });
+        if command == Service::Worker {
+            // Consumers accept events, so this process starts their runs too
+            // (serve already has a dispatcher beside its API).
+            let dispatcher = state.services.events.clone();
+            let shutdown = stopped();
+            tasks.spawn(async move {
+                dispatcher.run_dispatcher(DISPATCH_POLL, shutdown).await;
+                Ok(())
+            });
+        }
     }
     if matches!(command, Service::Serve | Service::Worker) {
         let config = settings.worker()?;

@@ -325,7 +325,7 @@ async fn call_json(
 }
 
 fn acp(pool: &PgPool, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_acp"))
+    Command::new(acp_bin())
         .args(args)
         .env("DATABASE_URL", database_url(pool))
         .env("RUST_LOG", "warn")

@@ -396,9 +396,10 @@ async fn a_thousand_messages(pool: PgPool, broker: Broker) {
         }
     };
     let consuming = tokio::spawn(acp::brokers::run(consumers(&app), stopped()));
-    // As in `acp serve`: the sweeper starts what Temporal did not take at once.
-    let sweeper = app.state.services.events.clone();
-    tokio::spawn(sweeper.run_sweeper(Duration::from_secs(2), stopped()));
+    // As in `acp serve` and a consuming `acp worker`: the dispatcher starts
+    // the runs of what the consumers committed.
+    let dispatcher = app.state.services.events.clone();
+    tokio::spawn(dispatcher.run_dispatcher(Duration::from_secs(1), stopped()));
 
     let started = std::time::Instant::now();
     let mut ids = Vec::new();

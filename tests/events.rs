@@ -35,8 +35,14 @@ async fn subscriber(app: &TestApp, types: &[&str], enabled: bool) -> String {
     created["id"].as_str().unwrap_or_default().to_owned()
 }
 
+/// Delivers an event and waits for its starts (`Prefer: wait`), so the
+/// answer says what Temporal did; `deliver_async` takes the default path.
 async fn deliver(app: &TestApp, body: &Value, key: Option<&str>) -> (u16, Value) {
-    let mut request = app.http.post(app.url("/v1/events")).json(body);
+    let mut request = app
+        .http
+        .post(app.url("/v1/events"))
+        .header("prefer", "wait=10")
+        .json(body);
     if let Some(key) = key {
         request = request.header("idempotency-key", key);
     }
@@ -253,7 +259,7 @@ async fn a_redelivery_after_temporal_forgot_is_still_a_duplicate(pool: PgPool) {
 }
 
 #[sqlx::test(migrations = "./migrations")]
-async fn a_crash_between_record_and_start_is_finished_by_the_sweeper(pool: PgPool) {
+async fn a_crash_between_record_and_start_is_finished_by_the_dispatcher(pool: PgPool) {
     let app = app(pool.clone()).await;
     let worker = app.worker(false, Default::default());
     let id = subscriber(&app, &["file.uploaded"], true).await;
@@ -272,13 +278,19 @@ async fn a_crash_between_record_and_start_is_finished_by_the_sweeper(pool: PgPoo
     let (_, detail) = json(app.get("/v1/events/evt_crash").await).await;
     assert_eq!(detail["dispatches"][0]["state"], "pending");
 
-    let swept = app
-        .state
-        .services
-        .events
-        .sweep(chrono::Duration::zero())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    // The request held its row for its own start; once that lease lapses,
+    // a dispatcher round takes it.
+    let swept = eventually(Duration::from_secs(30), || async {
+        let leased = app
+            .state
+            .services
+            .events
+            .dispatch_due()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        (leased > 0).then_some(leased)
+    })
+    .await;
     assert_eq!(swept, 1);
     let run = wait_run_done(
         &app,
@@ -297,14 +309,9 @@ async fn a_crash_between_record_and_start_is_finished_by_the_sweeper(pool: PgPoo
     )
     .await;
     assert_eq!(stored["event_id"], "evt_crash");
-    // Nothing left to sweep, and a re-delivery is a duplicate: one run in all.
+    // Nothing left to dispatch, and a re-delivery is a duplicate: one run in all.
     assert_eq!(
-        app.state
-            .services
-            .events
-            .sweep(chrono::Duration::zero())
-            .await
-            .unwrap_or(99),
+        app.state.services.events.dispatch_due().await.unwrap_or(99),
         0
     );
     let (_, again) = deliver(&app, &event, None).await;

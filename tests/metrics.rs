@@ -117,7 +117,15 @@ async fn metrics_move_with_runs_dispatches_syncs_and_requests(pool: PgPool) {
     let duplicate_key = "acp_event_dispatches_total{outcome=\"duplicate\"}";
     let event = json!({"event_id": "metrics-1", "event_type": "metrics.test", "source": "tests", "payload": {}});
     for _ in 0..2 {
-        let (status, body) = json(app.post("/v1/events", &event).await).await;
+        let response = app
+            .http
+            .post(app.url("/v1/events"))
+            .header("prefer", "wait=10")
+            .json(&event)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (status, body) = json(response).await;
         assert_eq!(status, 200, "{body}");
     }
     let (_, after_events) = scrape(&app).await;

@@ -15,7 +15,7 @@ fn committed() -> String {
 
 #[test]
 fn committed_spec_equals_what_acp_openapi_prints() {
-    let output = Command::new(env!("CARGO_BIN_EXE_acp"))
+    let output = Command::new(acp_bin())
         .arg("openapi")
         .output()
         .unwrap_or_else(|e| panic!("run acp openapi: {e}"));

@@ -241,6 +241,31 @@ fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent
     })
 }
 
+/// Whether the client asked to wait for the starts: RFC 7240 `Prefer:
+/// wait=N` (any N above 0; the request timeout bounds the wait). Other
+/// preferences are ignored, as the RFC says.
+fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
+    let mut wait = false;
+    for value in headers.get_all("prefer") {
+        let text = value
+            .to_str()
+            .map_err(|_| ApiError::bad_field("Prefer", "must be ASCII"))?;
+        for preference in text.split(',') {
+            let preference = preference.split(';').next().unwrap_or_default().trim();
+            let Some((name, value)) = preference.split_once('=') else {
+                continue;
+            };
+            if name.trim().eq_ignore_ascii_case("wait") {
+                let seconds: u32 = value.trim().trim_matches('"').parse().map_err(|_| {
+                    ApiError::bad_field("Prefer", "wait takes a whole number of seconds")
+                })?;
+                wait = seconds > 0;
+            }
+        }
+    }
+    Ok(wait)
+}
+
 /// Ingest an event.
 ///
 /// Routes it to every enabled event activity subscribed to its type, at most
@@ -251,11 +276,18 @@ fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent
 /// of a known event ID with other content (type, source, time or payload) is
 /// refused with 409; the first content stands.
 ///
+/// The answer comes as soon as the event and its dispatches are committed:
+/// 202 with new dispatches `pending` (a dispatcher starts them, oldest first,
+/// within moments), or 200 when every dispatch had already started. With
+/// `Prefer: wait=N` the starts are made within the request and the answer
+/// says what Temporal did (`started`, `duplicate`, or `pending` when it
+/// could not be reached).
+///
 /// CloudEvents 1.0 are accepted in structured mode
 /// (`application/cloudevents+json`), binary mode (`ce-specversion`, `ce-id`,
 /// `ce-source`, `ce-type`, optional `ce-time` headers; the body is the data,
 /// in any media type) and batch mode (`application/cloudevents-batch+json`,
-/// answered with one result per event). `type` becomes `event_type`,
+/// answered 200 with one result per event). `type` becomes `event_type`,
 /// `source` `source`, `time` `occurred_at`, `data` `payload`, and
 /// (`source`, `id`) the event ID: `ce:{source}:{id}` when both are plain
 /// and short, else `ce-sha256:` + a digest of the pair.
@@ -275,6 +307,7 @@ fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent
     ),
     params(
         ("Idempotency-Key" = Option<String>, Header, description = "The event ID when the body has none", pattern = r"^[A-Za-z0-9_.:@+=-]{1,200}$"),
+        ("Prefer" = Option<String>, Header, description = "`wait=N` (N > 0): start the runs within the request and answer with their outcomes", example = "wait=10"),
         ("ce-specversion" = Option<String>, Header, description = "Binary mode: `1.0`; with it, the body is the event's data"),
         ("ce-id" = Option<String>, Header, description = "Binary mode: the CloudEvent's id"),
         ("ce-source" = Option<String>, Header, description = "Binary mode: the CloudEvent's source"),
@@ -282,11 +315,12 @@ fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent
         ("ce-time" = Option<String>, Header, description = "Binary mode: the CloudEvent's time (RFC 3339)"),
     ),
     responses(
-        (status = 200, description = "Recorded and routed (a batch: one result per event)", content(
+        (status = 200, description = "Recorded; every dispatch had already started (or none matched). A batch: one result per event", content(
             (IngestResponse = "application/json"),
             (BatchResponse = "application/cloudevents-batch+json"),
         )),
-        (status = 202, description = "Recorded; some dispatches wait for Temporal", body = IngestResponse),
+        (status = 202, description = "Recorded; dispatches marked `pending` start shortly", body = IngestResponse,
+         headers(("Preference-Applied" = String, description = "`wait` when the starts were made within the request"))),
         (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The event ID was seen before with other content", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
@@ -301,18 +335,30 @@ pub async fn ingest_event(
     headers: HeaderMap,
     body: IngestBody,
 ) -> ApiResult<Response> {
+    let wait = prefers_wait(&headers)?;
     let event = match body {
         IngestBody::Native(bytes) => parse_event(from_json_slice(&bytes)?, &headers)?,
         IngestBody::One(event) => event,
-        IngestBody::Batch(items) => return Ok(ingest_batch(&state, items).await),
+        IngestBody::Batch(items) => return Ok(ingest_batch(&state, items, wait).await),
     };
-    let (status, body) = ingest_one(&state, event).await?;
-    Ok((status, Json(body)).into_response())
+    let (status, body) = ingest_one(&state, event, wait).await?;
+    let mut response = (status, Json(body)).into_response();
+    if wait {
+        response.headers_mut().insert(
+            "preference-applied",
+            axum::http::HeaderValue::from_static("wait"),
+        );
+    }
+    Ok(response)
 }
 
-async fn ingest_one(state: &AppState, event: NewEvent) -> ApiResult<(StatusCode, IngestResponse)> {
+async fn ingest_one(
+    state: &AppState,
+    event: NewEvent,
+    wait: bool,
+) -> ApiResult<(StatusCode, IngestResponse)> {
     let origin = event.origin;
-    let result = state.services.events.ingest(event).await?;
+    let result = state.services.events.ingest(event, wait).await?;
     let pending = result.pending();
     let body = IngestResponse {
         event_id: result.event.event_id,
@@ -337,11 +383,11 @@ async fn ingest_one(state: &AppState, event: NewEvent) -> ApiResult<(StatusCode,
 }
 
 /// One event after the other; each item answers for itself.
-async fn ingest_batch(state: &AppState, items: Vec<ApiResult<NewEvent>>) -> Response {
+async fn ingest_batch(state: &AppState, items: Vec<ApiResult<NewEvent>>, wait: bool) -> Response {
     let mut results = Vec::with_capacity(items.len());
     for (index, item) in items.into_iter().enumerate() {
         let outcome = match item {
-            Ok(event) => ingest_one(state, event).await,
+            Ok(event) => ingest_one(state, event, wait).await,
             Err(err) => Err(err),
         };
         results.push(match outcome {

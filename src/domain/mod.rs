@@ -56,6 +56,7 @@ macro_rules! named_enum {
 }
 
 pub mod activity;
+pub mod calendar;
 pub mod cloudevent;
 pub mod duration;
 pub mod event;
@@ -64,6 +65,7 @@ pub mod message;
 pub mod misfire;
 pub mod run;
 pub mod source;
+pub mod task;
 pub mod timeline;
 pub mod trigger;
 pub mod window;
@@ -82,6 +84,15 @@ impl FieldError {
         Self {
             field: field.into(),
             message: message.into(),
+        }
+    }
+
+    /// The same error under a parent field: `config.url` under `tasks[1]`
+    /// is `tasks[1].config.url`.
+    pub fn under(self, parent: &str) -> Self {
+        Self {
+            field: format!("{parent}.{}", self.field),
+            message: self.message,
         }
     }
 }

@@ -2,14 +2,20 @@
 //! event) out, for as long as PostgreSQL remembers (not Temporal's retention).
 //! Also the event history: events and their dispatches.
 //!
-//! Each dispatch is written before its start and completed after it. A start
-//! is idempotent by workflow ID (RejectDuplicate), so finishing a dispatch
-//! left pending by a crash or an outage is just starting it again: the
-//! sweeper does that.
+//! Ingest commits the event and one dispatch row per subscribed activity and
+//! answers; a dispatcher (in every process that ingests) then starts the runs,
+//! concurrently and oldest first, and completes the rows. The rows are an
+//! outbox: a start is idempotent by workflow ID (RejectDuplicate), so a row
+//! left pending by a crash or an outage is simply started again once its
+//! lease lapses. A client that asks to wait (`Prefer: wait`) gets its starts
+//! made within its request instead, as before the dispatcher.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::{Result, found};
@@ -17,7 +23,7 @@ use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigi
 use crate::domain::ids;
 use crate::domain::run::RunInput;
 use crate::store::StoreError;
-use crate::store::events::{Dispatch, EventFilter, EventRecord, EventStore};
+use crate::store::events::{Dispatch, EventFilter, EventRecord, EventStore, LeasedDispatch};
 use crate::temporal::{GatewayError, TemporalGateway};
 
 /// An event as it arrives, already validated.
@@ -54,22 +60,53 @@ impl IngestResult {
     }
 }
 
+/// How many pending dispatches one dispatcher round leases.
+const BATCH: i64 = 64;
+/// How many starts one dispatcher has in flight at once.
+const CONCURRENCY: usize = 16;
+/// How long a dispatcher holds the rows it is starting; the rows of a
+/// dispatcher that died return to the others after it.
+const DISPATCH_LEASE: Duration = Duration::from_secs(30);
+/// How long a request that waits for its own starts holds its rows.
+const WAIT_LEASE: Duration = Duration::from_secs(10);
+/// After Temporal refused a start or could not be reached, the row waits
+/// this long before the next attempt.
+const RETRY_AFTER: Duration = Duration::from_secs(2);
+
 #[derive(Clone)]
 pub struct EventRouter {
     events: EventStore,
     gateway: Arc<TemporalGateway>,
     task_queue: Arc<str>,
+    /// Wakes this process's dispatcher when ingest leaves work for it.
+    wake: Arc<Notify>,
     #[cfg(feature = "fault-injection")]
     pub faults: Arc<crate::faults::Faults>,
 }
 
-fn event_json(event: &EventRecord) -> serde_json::Value {
+/// What starting one dispatch's run needs.
+struct StartTarget {
+    event_id: String,
+    activity_id: Uuid,
+    workflow_id: String,
+    definition_version: i64,
+    event: serde_json::Value,
+}
+
+/// The event as its run carries it.
+fn event_json(
+    event_id: &str,
+    event_type: &str,
+    source: &str,
+    occurred_at: Option<DateTime<Utc>>,
+    payload: &serde_json::Value,
+) -> serde_json::Value {
     serde_json::json!({
-        "event_id": event.event_id,
-        "event_type": event.event_type,
-        "source": event.source,
-        "occurred_at": event.occurred_at,
-        "payload": event.payload.0,
+        "event_id": event_id,
+        "event_type": event_type,
+        "source": source,
+        "occurred_at": occurred_at,
+        "payload": payload,
     })
 }
 
@@ -107,6 +144,7 @@ impl EventRouter {
             events,
             gateway,
             task_queue,
+            wake: Default::default(),
             #[cfg(feature = "fault-injection")]
             faults: Default::default(),
         }
@@ -121,8 +159,13 @@ impl EventRouter {
         false
     }
 
+    /// Records an event and routes it to every enabled event activity
+    /// subscribed to its type, at most once per (activity, event) however
+    /// often it is delivered. Without `wait` it answers once the rows are
+    /// committed (new dispatches `pending`, for the dispatcher); with `wait`
+    /// it starts them itself and answers with what Temporal said.
     #[tracing::instrument(skip_all, fields(event_id = %event.event_id.as_str(), event_type = %event.event_type))]
-    pub async fn ingest(&self, event: NewEvent) -> Result<IngestResult> {
+    pub async fn ingest(&self, event: NewEvent, wait: bool) -> Result<IngestResult> {
         let record = self
             .events
             .record(
@@ -138,6 +181,7 @@ impl EventRouter {
         check_same_content(&record, &event)?;
         let subscribers = self.events.subscribers(&record.event_type).await?;
         let mut dispatches = Vec::with_capacity(subscribers.len());
+        let mut left_for_dispatcher = false;
         for subscriber in subscribers {
             let workflow_id = ids::event_run_workflow_id(subscriber.id, &record.event_id);
             let run_id = ids::run_id(&workflow_id);
@@ -149,18 +193,33 @@ impl EventRouter {
                     &workflow_id,
                     run_id,
                     subscriber.version,
+                    wait.then_some(WAIT_LEASE),
                 )
                 .await?;
             let outcome = if dispatch.state == DispatchState::Completed {
+                count(DispatchOutcome::Duplicate);
                 DispatchOutcome::Duplicate
+            } else if !wait {
+                left_for_dispatcher = true;
+                DispatchOutcome::Pending
             } else if self.crashes_after_claim() {
                 DispatchOutcome::Pending
             } else {
-                self.start(&record, &dispatch).await?
+                self.start(StartTarget {
+                    event_id: record.event_id.clone(),
+                    activity_id: dispatch.activity_id,
+                    workflow_id: dispatch.workflow_id.clone(),
+                    definition_version: dispatch.definition_version,
+                    event: event_json(
+                        &record.event_id,
+                        &record.event_type,
+                        &record.source,
+                        record.occurred_at,
+                        &record.payload.0,
+                    ),
+                })
+                .await?
             };
-            crate::metrics::DISPATCHES
-                .with_label_values(&[outcome.as_str()])
-                .inc();
             dispatches.push(DispatchResult {
                 activity_id: subscriber.id,
                 workflow_id,
@@ -168,79 +227,101 @@ impl EventRouter {
                 outcome,
             });
         }
+        if left_for_dispatcher {
+            self.wake.notify_one();
+        }
         Ok(IngestResult {
             event: record,
             dispatches,
         })
     }
 
-    /// Starts a pending dispatch's run and completes the dispatch.
-    async fn start(
-        &self,
-        event: &EventRecord,
-        dispatch: &Dispatch,
-    ) -> std::result::Result<DispatchOutcome, StoreError> {
+    /// Starts a dispatch's run and completes the dispatch; when Temporal
+    /// cannot take it, the row stays pending and is retried after a pause.
+    async fn start(&self, target: StartTarget) -> std::result::Result<DispatchOutcome, StoreError> {
         let input = RunInput::event(
-            dispatch.activity_id,
-            &event.event_id,
-            event_json(event),
-            dispatch.definition_version,
+            target.activity_id,
+            &target.event_id,
+            target.event,
+            target.definition_version,
         );
-        match self
+        let outcome = match self
             .gateway
-            .start_run(&dispatch.workflow_id, &self.task_queue, &input)
+            .start_run(&target.workflow_id, &self.task_queue, &input)
             .await
         {
             Ok(outcome) => {
                 self.events
-                    .complete(&dispatch.event_id, dispatch.activity_id)
+                    .complete(&target.event_id, target.activity_id)
                     .await?;
-                Ok(outcome.into())
+                outcome.into()
             }
             Err(err) => {
                 if let GatewayError::Rejected(message) = &err {
-                    tracing::warn!(%message, workflow_id = %dispatch.workflow_id, "Temporal refused the start");
+                    tracing::warn!(%message, workflow_id = %target.workflow_id, "Temporal refused the start");
                 }
                 self.events
-                    .record_failure(&dispatch.event_id, dispatch.activity_id, &err.to_string())
+                    .record_failure(&target.event_id, target.activity_id, &err.to_string())
                     .await?;
-                Ok(DispatchOutcome::Pending)
+                self.events
+                    .release(&target.event_id, target.activity_id, RETRY_AFTER)
+                    .await?;
+                DispatchOutcome::Pending
             }
-        }
+        };
+        count(outcome);
+        Ok(outcome)
     }
 
-    /// Finishes dispatches left pending for longer than `older_than`.
-    /// Returns how many it started (or found already started).
+    /// One dispatcher round: leases the oldest due dispatches (those no
+    /// other dispatcher or waiting request holds), starts them with bounded
+    /// concurrency, and returns how many it leased.
     #[tracing::instrument(skip(self))]
-    pub async fn sweep(&self, older_than: chrono::Duration) -> Result<usize> {
-        let mut finished = 0;
-        for dispatch in self.events.pending(older_than, 500).await? {
-            let event = self.events.get(&dispatch.event_id).await?;
-            match self.start(&event, &dispatch).await? {
-                DispatchOutcome::Pending => break, // Temporal still away: next sweep.
-                _ => finished += 1,
+    pub async fn dispatch_due(&self) -> Result<usize> {
+        let due = self.events.lease_due(BATCH, DISPATCH_LEASE).await?;
+        let leased = due.len();
+        let outcomes: Vec<std::result::Result<DispatchOutcome, StoreError>> =
+            futures::stream::iter(due.into_iter().map(|d| {
+                let router = self.clone();
+                async move { router.start(leased_target(d)).await }
+            }))
+            .buffer_unordered(CONCURRENCY)
+            .collect()
+            .await;
+        let mut started = 0;
+        for outcome in outcomes {
+            match outcome {
+                Ok(DispatchOutcome::Pending) => {}
+                Ok(_) => started += 1,
+                Err(err) => tracing::warn!(error = %err, "a dispatch could not be recorded"),
             }
         }
-        if finished > 0 {
-            tracing::info!(finished, "swept pending dispatches");
+        if leased > 0 {
+            tracing::debug!(leased, started, "dispatched pending events");
         }
-        Ok(finished)
+        Ok(leased)
     }
 
-    /// Sweeps every `interval` until `shutdown`.
-    pub async fn run_sweeper(
-        self,
-        interval: std::time::Duration,
-        shutdown: impl Future<Output = ()>,
-    ) {
+    /// Runs dispatcher rounds until `shutdown`: at once when ingest leaves
+    /// work, again while full batches come back, and every `poll` for rows
+    /// other processes left (a crash, a lapsed lease, Temporal back).
+    pub async fn run_dispatcher(self, poll: Duration, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
         loop {
+            let full = match self.dispatch_due().await {
+                Ok(leased) => leased as i64 == BATCH,
+                Err(err) => {
+                    tracing::warn!(error = %err, "dispatcher round failed");
+                    false
+                }
+            };
+            if full {
+                continue;
+            }
             tokio::select! {
                 _ = &mut shutdown => return,
-                _ = tokio::time::sleep(interval) => {}
-            }
-            if let Err(err) = self.sweep(chrono::Duration::seconds(10)).await {
-                tracing::warn!(error = %err, "sweep failed");
+                _ = self.wake.notified() => {}
+                _ = tokio::time::sleep(poll) => {}
             }
         }
     }
@@ -261,4 +342,26 @@ impl EventRouter {
         let dispatches = self.events.dispatches_of(event_id.as_str()).await?;
         Ok((event, dispatches))
     }
+}
+
+fn leased_target(d: LeasedDispatch) -> StartTarget {
+    StartTarget {
+        event: event_json(
+            &d.event_id,
+            &d.event_type,
+            &d.source,
+            d.occurred_at,
+            &d.payload.0,
+        ),
+        event_id: d.event_id,
+        activity_id: d.activity_id,
+        workflow_id: d.workflow_id,
+        definition_version: d.definition_version,
+    }
+}
+
+fn count(outcome: DispatchOutcome) {
+    crate::metrics::DISPATCHES
+        .with_label_values(&[outcome.as_str()])
+        .inc();
 }

@@ -190,8 +190,10 @@ impl Sources {
             occurred_at: decoded.event.occurred_at,
             payload: decoded.event.payload,
         };
-        // The one call that commits the event and its dispatch rows.
-        match self.events.ingest(event.clone()).await {
+        // The one call that commits the event and its dispatch rows (and
+        // returns then: a dispatcher starts the runs, so a broker's pace does
+        // not wait on Temporal).
+        match self.events.ingest(event.clone(), false).await {
             Ok(result) => Ok(Delivered::Accepted {
                 event_id: result.event.event_id,
             }),

@@ -39,6 +39,19 @@ pub struct Dispatch {
     pub definition_version: i64,
 }
 
+/// A pending dispatch leased for starting, with what its run needs of the event.
+#[derive(Debug, Clone, FromRow)]
+pub struct LeasedDispatch {
+    pub event_id: String,
+    pub activity_id: Uuid,
+    pub workflow_id: String,
+    pub definition_version: i64,
+    pub event_type: String,
+    pub source: String,
+    pub occurred_at: Option<DateTime<Utc>>,
+    pub payload: Json<serde_json::Value>,
+}
+
 /// An enabled event activity subscribed to an event type.
 #[derive(Debug, Clone, FromRow)]
 pub struct Subscriber {
@@ -52,6 +65,13 @@ pub struct EventFilter {
     pub source: Option<String>,
     pub received_from: Option<DateTime<Utc>>,
     pub received_to: Option<DateTime<Utc>>,
+}
+
+#[derive(FromRow)]
+struct LeasedRow {
+    #[sqlx(flatten)]
+    dispatch: LeasedDispatch,
+    created_at: DateTime<Utc>,
 }
 
 #[derive(Clone)]
@@ -117,8 +137,10 @@ impl EventStore {
         .await?)
     }
 
-    /// Writes the dispatch row before the start. Returns the row as it now
-    /// stands (this call's, or an earlier delivery's).
+    /// Writes the dispatch row before the start, leased for `lease` when
+    /// the caller starts it itself (no dispatcher takes it meanwhile).
+    /// Returns the row as it now stands (this call's, or an earlier
+    /// delivery's).
     pub async fn claim(
         &self,
         event_id: &str,
@@ -126,10 +148,13 @@ impl EventStore {
         workflow_id: &str,
         run_id: Uuid,
         definition_version: i64,
+        lease: Option<std::time::Duration>,
     ) -> StoreResult<Dispatch> {
         let claimed: Option<Dispatch> = sqlx::query_as(
-            "INSERT INTO event_dispatches AS d (event_id, activity_id, workflow_id, run_id, state, definition_version)
-             VALUES ($1, $2, $3, $4, 'pending', $5) ON CONFLICT (event_id, activity_id) DO NOTHING
+            "INSERT INTO event_dispatches AS d
+                 (event_id, activity_id, workflow_id, run_id, state, definition_version, leased_until)
+             VALUES ($1, $2, $3, $4, 'pending', $5, now() + $6::interval)
+             ON CONFLICT (event_id, activity_id) DO NOTHING
              RETURNING d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state, d.outcome, d.attempts,
                  d.last_error, d.created_at, d.completed_at, NULL::text AS run_status, d.definition_version",
         )
@@ -138,12 +163,66 @@ impl EventStore {
         .bind(workflow_id)
         .bind(run_id)
         .bind(definition_version)
+        .bind(lease)
         .fetch_optional(&self.pool)
         .await?;
         match claimed {
             Some(dispatch) => Ok(dispatch),
             None => self.dispatch(event_id, activity_id).await,
         }
+    }
+
+    /// Leases up to `limit` pending dispatches whose lease (if any) lapsed,
+    /// oldest first, for `lease`; rows another dispatcher is leasing right
+    /// now are skipped, not waited for.
+    pub async fn lease_due(
+        &self,
+        limit: i64,
+        lease: std::time::Duration,
+    ) -> StoreResult<Vec<LeasedDispatch>> {
+        let mut rows: Vec<(LeasedDispatch, DateTime<Utc>)> = sqlx::query_as::<_, LeasedRow>(
+            "WITH due AS (
+                 SELECT event_id, activity_id FROM event_dispatches
+                 WHERE state = 'pending' AND (leased_until IS NULL OR leased_until < now())
+                 ORDER BY created_at LIMIT $1
+                 FOR UPDATE SKIP LOCKED
+             )
+             UPDATE event_dispatches d SET leased_until = now() + $2::interval
+             FROM due, events e
+             WHERE d.event_id = due.event_id AND d.activity_id = due.activity_id
+               AND e.event_id = d.event_id
+             RETURNING d.event_id, d.activity_id, d.workflow_id, d.definition_version,
+                 e.event_type, e.source, e.occurred_at, e.payload, d.created_at",
+        )
+        .bind(limit)
+        .bind(lease)
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(|r| (r.dispatch, r.created_at))
+        .collect();
+        // UPDATE ... RETURNING keeps no order: arrival order again.
+        rows.sort_by_key(|(_, created_at)| *created_at);
+        Ok(rows.into_iter().map(|(d, _)| d).collect())
+    }
+
+    /// Gives a leased dispatch back to be retried no sooner than `after`.
+    pub async fn release(
+        &self,
+        event_id: &str,
+        activity_id: Uuid,
+        after: std::time::Duration,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE event_dispatches SET leased_until = now() + $3::interval
+             WHERE event_id = $1 AND activity_id = $2 AND state = 'pending'",
+        )
+        .bind(event_id)
+        .bind(activity_id)
+        .bind(after)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     pub async fn dispatch(&self, event_id: &str, activity_id: Uuid) -> StoreResult<Dispatch> {
@@ -189,25 +268,6 @@ impl EventStore {
         .execute(&self.pool)
         .await?;
         Ok(())
-    }
-
-    /// Dispatches left pending for longer than `older_than`: a crash, or
-    /// Temporal down at ingest. Locked so two sweepers share the work.
-    pub async fn pending(
-        &self,
-        older_than: chrono::Duration,
-        limit: i64,
-    ) -> StoreResult<Vec<Dispatch>> {
-        Ok(sqlx::query_as(&format!(
-            "SELECT {DISPATCH_COLUMNS} FROM event_dispatches d
-             LEFT JOIN activity_runs r ON r.workflow_id = d.workflow_id
-             WHERE d.state = 'pending' AND d.created_at < now() - $1::interval
-             ORDER BY d.created_at LIMIT $2"
-        ))
-        .bind(older_than)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?)
     }
 
     pub async fn dispatches_of(&self, event_id: &str) -> StoreResult<Vec<Dispatch>> {

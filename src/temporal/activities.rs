@@ -12,9 +12,11 @@ use tracing::Instrument;
 
 use super::messages::*;
 use super::webhook;
+use crate::domain::duration::IsoDuration;
 use crate::domain::ids;
 use crate::domain::misfire::{Decision, Fire, SkipReason, catch_up_times, decide};
 use crate::domain::run::{RunStatus, RunTrigger, TaskStatus};
+use crate::domain::task::NonRetryable;
 use crate::domain::trigger::Cadence;
 use crate::store::runs::NewRun;
 use crate::store::{ActivityStore, RunStore};
@@ -274,6 +276,8 @@ impl ExecutionActivities {
                         task_type: t.task_type.as_str().to_owned(),
                         name: t.name,
                         config: t.config,
+                        timeout: t.timeout,
+                        retry: t.retry,
                     })
                     .collect(),
                 run: run_json,
@@ -342,11 +346,14 @@ impl ExecutionActivities {
                     webhook::sign(secret.as_bytes(), &body),
                 );
             }
-            let response = request
-                .body(body)
-                .send()
-                .await
-                .map_err(|e| anyhow::anyhow!("webhook request failed: {e}"))?;
+            let response = request.body(body).send().await.map_err(|e| {
+                if e.is_timeout() {
+                    let timeout = IsoDuration::from_std(Duration::from_millis(input.timeout_ms));
+                    anyhow::anyhow!("webhook did not answer within {timeout}, the task's timeout")
+                } else {
+                    anyhow::anyhow!("webhook request failed: {e}")
+                }
+            })?;
             let status = response.status();
             let text = response.text().await.unwrap_or_default();
             let body = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
@@ -358,8 +365,7 @@ impl ExecutionActivities {
                 });
             }
             let message = format!("webhook answered {status}");
-            // A 4xx other than timeout/rate limit will not get better by retrying.
-            if status.is_client_error() && status.as_u16() != 408 && status.as_u16() != 429 {
+            if NonRetryable::from_list(input.non_retryable).contains(status.as_u16()) {
                 Err(non_retryable(message))
             } else {
                 Err(anyhow::anyhow!(message).into())

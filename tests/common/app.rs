@@ -10,10 +10,8 @@ use acp::temporal::activities::Faults;
 use acp::temporal::worker::{WorkerConfig, WorkerHandle};
 use serde_json::Value;
 use sqlx::PgPool;
-use temporalio_client::grpc::WorkflowService;
-use tonic::IntoRequest;
 
-use super::{closed_address, eventually, temporal_settings};
+use super::{closed_address, eventually, list_executions, temporal_settings};
 
 /// The service, in-process, on a random port, against the given database and Temporal.
 pub struct TestApp {
@@ -111,6 +109,24 @@ impl TestApp {
             faults,
         };
         acp::temporal::worker::spawn(config).unwrap_or_else(|e| panic!("worker: {e}"))
+    }
+
+    /// This app's event dispatcher, as `acp serve` and `acp api` run it;
+    /// it stops when the handle is dropped.
+    pub fn dispatcher(&self) -> Dispatcher {
+        let router = self.state.services.events.clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            router
+                .run_dispatcher(Duration::from_millis(200), async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Dispatcher {
+            stop: Some(stop),
+            task,
+        }
     }
 
     /// Runs of an activity, from the history API (first page, newest first).
@@ -228,28 +244,7 @@ pub async fn executions_matching(
     app: &TestApp,
     query: &str,
 ) -> Vec<temporalio_common::protos::temporal::api::common::v1::WorkflowExecution> {
-    let mut client = app
-        .state
-        .services
-        .activities
-        .gateway()
-        .client()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let request = temporalio_common::protos::temporal::api::workflowservice::v1::ListWorkflowExecutionsRequest {
-        namespace: app.namespace.clone(),
-        query: query.to_owned(),
-        page_size: 100,
-        ..Default::default()
-    };
-    WorkflowService::list_workflow_executions(&mut client, request.into_request())
-        .await
-        .unwrap_or_else(|e| panic!("list: {e}"))
-        .into_inner()
-        .executions
-        .into_iter()
-        .filter_map(|e| e.execution)
-        .collect()
+    list_executions(&app.temporal_address, &app.namespace, query).await
 }
 
 /// A `postgres://` URL for the test's own database (for child processes).
@@ -275,4 +270,19 @@ pub async fn trigger(app: &TestApp, id: &str, key: Option<&str>) -> (u16, Value)
         request = request.header("idempotency-key", key);
     }
     json(request.send().await.unwrap_or_else(|e| panic!("{e}"))).await
+}
+
+/// A running event dispatcher (see `TestApp::dispatcher`).
+pub struct Dispatcher {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Dispatcher {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.task.abort();
+    }
 }

@@ -8,11 +8,13 @@ use sqlx::PgPool;
 
 use super::{database_url, eventually, free_port};
 
-/// The `acp` binary the tests run: `ACP_TEST_BIN` when set (a copy, for a
-/// target directory shared with other checkouts, whose builds replace
-/// `target/debug/acp`), else the one cargo built for these tests.
-pub fn acp_bin() -> String {
-    std::env::var("ACP_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_acp").to_owned())
+/// The `acp` binary under test: cargo's, unless `ACP_TEST_BIN` names a copy
+/// (for machines where several checkouts share one target directory, and so
+/// one `target/debug/acp`).
+pub fn acp_bin() -> PathBuf {
+    std::env::var_os("ACP_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_acp")))
 }
 
 /// `acp serve` as its own process, on a free port, against the test's

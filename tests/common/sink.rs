@@ -16,17 +16,30 @@ pub struct WebhookSink {
 impl WebhookSink {
     /// Answers `status` after `delay`.
     pub async fn start(status: u16, delay: Duration) -> Self {
+        Self::scripted(move |_| (status, delay)).await
+    }
+
+    /// Answers the `n`th call (from 1) with `answer(n)`: a status, after a delay.
+    pub async fn scripted(
+        answer: impl Fn(usize) -> (u16, Duration) + Send + Sync + 'static,
+    ) -> Self {
         let received: Arc<std::sync::Mutex<Vec<Delivery>>> = Arc::default();
         let log = received.clone();
+        let answer = Arc::new(answer);
         let app = axum::Router::new().route(
             "/hook",
             axum::routing::post(
                 move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
-                    let log = log.clone();
+                    let (log, answer) = (log.clone(), answer.clone());
                     async move {
-                        if let Ok(mut log) = log.lock() {
-                            log.push((headers, body.to_vec()));
-                        }
+                        let call = match log.lock() {
+                            Ok(mut log) => {
+                                log.push((headers, body.to_vec()));
+                                log.len()
+                            }
+                            Err(_) => 0,
+                        };
+                        let (status, delay) = answer(call);
                         tokio::time::sleep(delay).await;
                         (
                             axum::http::StatusCode::from_u16(status)

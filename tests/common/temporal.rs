@@ -259,3 +259,35 @@ pub async fn describe_schedule(
         Err(status) => panic!("describe {schedule_id}: {status}"),
     }
 }
+
+/// Every execution a visibility query matches, all pages.
+pub async fn list_executions(
+    address: &str,
+    namespace: &str,
+    query: &str,
+) -> Vec<temporalio_common::protos::temporal::api::common::v1::WorkflowExecution> {
+    use temporalio_common::protos::temporal::api::workflowservice::v1::ListWorkflowExecutionsRequest;
+    let mut client = TemporalGateway::new(temporal_settings(address, namespace))
+        .client()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut executions = Vec::new();
+    let mut next_page_token = Vec::new();
+    loop {
+        let request = ListWorkflowExecutionsRequest {
+            namespace: namespace.to_owned(),
+            query: query.to_owned(),
+            page_size: 1000,
+            next_page_token,
+        };
+        let page = WorkflowService::list_workflow_executions(&mut client, request.into_request())
+            .await
+            .unwrap_or_else(|e| panic!("list: {e}"))
+            .into_inner();
+        executions.extend(page.executions.into_iter().filter_map(|e| e.execution));
+        if page.next_page_token.is_empty() {
+            return executions;
+        }
+        next_page_token = page.next_page_token;
+    }
+}
