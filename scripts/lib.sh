@@ -395,3 +395,84 @@ ensure_database() {
     export DATABASE_URL
     _pg_can_query "$DATABASE_URL" || die "cannot query $DATABASE_URL"
 }
+
+# ---------------------------------------------------------------------------
+# Brokers: NATS with JetStream and RabbitMQ (issue 16), from Debian's packages
+# ---------------------------------------------------------------------------
+
+# ensure_nats: NATS with JetStream on 127.0.0.1:4222. Left alone if something
+# answers there; else Debian's nats-server (installed if missing) is started
+# with -js, its store and log under tools/nats, and stopped on exit.
+ensure_nats() {
+    if tcp_open 127.0.0.1 4222; then
+        log "NATS answers on 127.0.0.1:4222"
+        return 0
+    fi
+    command -v nats-server >/dev/null 2>&1 || [[ -x /usr/sbin/nats-server ]] || apt_install nats-server
+    local bin
+    bin="$(command -v nats-server || echo /usr/sbin/nats-server)"
+    mkdir -p "$ACP_TOOLS/nats"
+    log "starting nats-server -js on 127.0.0.1:4222 (log: tools/nats/nats.log)"
+    "$bin" -a 127.0.0.1 -p 4222 -js -sd "$ACP_TOOLS/nats/store" >"$ACP_TOOLS/nats/nats.log" 2>&1 </dev/null &
+    local pid=$!
+    on_exit "stop_pid $pid nats-server"
+    local deadline=$((SECONDS + 30))
+    until tcp_open 127.0.0.1 4222; do
+        kill -0 "$pid" 2>/dev/null || { tail -n 20 "$ACP_TOOLS/nats/nats.log" >&2; die "nats-server exited"; }
+        ((SECONDS < deadline)) || die "nats-server did not answer within 30 s"
+        sleep 0.25
+    done
+}
+
+# ensure_rabbitmq: RabbitMQ on 127.0.0.1:5672 with guest/guest. Left alone if
+# something answers there; else Debian's rabbitmq-server (installed if
+# missing; the package may start it itself) is started and, if this script
+# started it, stopped on exit.
+ensure_rabbitmq() {
+    if tcp_open 127.0.0.1 5672; then
+        log "RabbitMQ answers on 127.0.0.1:5672"
+        return 0
+    fi
+    if ! [[ -x /usr/sbin/rabbitmq-server ]]; then
+        apt_install rabbitmq-server
+        # Debian's maintainer script may have started it (no systemd here:
+        # it usually has not).
+        local i
+        for ((i = 0; i < 20; i++)); do
+            tcp_open 127.0.0.1 5672 && return 0
+            sleep 0.5
+        done
+    fi
+    log "starting rabbitmq-server on 127.0.0.1:5672 (log: tools/rabbitmq.log)"
+    mkdir -p "$ACP_TOOLS"
+    RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 RABBITMQ_NODE_PORT=5672 \
+        /usr/sbin/rabbitmq-server >"$ACP_TOOLS/rabbitmq.log" 2>&1 </dev/null &
+    local pid=$!
+    on_exit "command -v rabbitmqctl >/dev/null && rabbitmqctl stop >/dev/null 2>&1; stop_pid $pid rabbitmq-server"
+    local deadline=$((SECONDS + 120))
+    until tcp_open 127.0.0.1 5672; do
+        kill -0 "$pid" 2>/dev/null || { tail -n 30 "$ACP_TOOLS/rabbitmq.log" >&2; die "rabbitmq-server exited"; }
+        ((SECONDS < deadline)) || die "rabbitmq-server did not answer within 120 s"
+        sleep 0.5
+    done
+}
+
+ensure_brokers() {
+    ensure_nats
+    ensure_rabbitmq
+}
+
+# The CloudEvents Python SDK (PyPI, pinned), in its own venv under
+# tools/cloudevents: tests/cloudevents.rs encodes its HTTP requests with it.
+# Exports ACP_CLOUDEVENTS_PYTHON.
+CLOUDEVENTS_SDK_VERSION=2.2.0
+ensure_cloudevents_sdk() {
+    local venv="$ACP_TOOLS/cloudevents"
+    if ! { [[ -x "$venv/bin/python" ]] && "$venv/bin/pip" show cloudevents 2>/dev/null | grep -qx "Version: $CLOUDEVENTS_SDK_VERSION"; }; then
+        log "installing cloudevents $CLOUDEVENTS_SDK_VERSION (PyPI) into tools/cloudevents"
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check "cloudevents==$CLOUDEVENTS_SDK_VERSION"
+    fi
+    export ACP_CLOUDEVENTS_PYTHON="$venv/bin/python"
+}

@@ -34,7 +34,8 @@ pub enum Service {
     Serve,
     /// The HTTP API (with the event dispatcher).
     Api,
-    /// The Temporal worker only.
+    /// The Temporal worker and the broker consumers (with the event
+    /// dispatcher when it consumes).
     Worker,
 }
 
@@ -281,6 +282,27 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
             reconciler.run(interval, shutdown).await;
             Ok(())
         });
+    }
+    if matches!(command, Service::Serve | Service::Worker) && settings.consume_sources {
+        let consumers = crate::brokers::Context {
+            sources: state.services.sources.clone(),
+            settings: Arc::new(settings.consumers()),
+        };
+        let shutdown = stopped();
+        tasks.spawn(async move {
+            crate::brokers::run(consumers, shutdown).await;
+            Ok(())
+        });
+        if command == Service::Worker {
+            // Consumers accept events, so this process starts their runs too
+            // (serve already has a dispatcher beside its API).
+            let dispatcher = state.services.events.clone();
+            let shutdown = stopped();
+            tasks.spawn(async move {
+                dispatcher.run_dispatcher(DISPATCH_POLL, shutdown).await;
+                Ok(())
+            });
+        }
     }
     if matches!(command, Service::Serve | Service::Worker) {
         let config = settings.worker()?;

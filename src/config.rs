@@ -158,6 +158,29 @@ pub struct Settings {
     )]
     pub webhook_allow_internal: bool,
 
+    /// Consume every enabled broker source (in `serve` and `worker`; `api`
+    /// never consumes).
+    #[arg(long, env = "ACP_CONSUME_SOURCES", default_value_t = true, action = clap::ArgAction::Set, global = true)]
+    pub consume_sources: bool,
+
+    /// Seconds between two reads of the sources table by the consumers.
+    #[arg(
+        long,
+        env = "ACP_SOURCE_REFRESH_SECS",
+        default_value_t = 5.0,
+        global = true
+    )]
+    pub source_refresh_secs: f64,
+
+    /// Largest broker message accepted, bytes; larger ones are rejected as `too_large`.
+    #[arg(
+        long,
+        env = "ACP_SOURCE_MESSAGE_LIMIT",
+        default_value_t = 512 * 1024,
+        global = true
+    )]
+    pub source_message_limit: usize,
+
     #[arg(
         long,
         env = "ACP_LOG_FORMAT",
@@ -205,6 +228,13 @@ impl Settings {
 
     pub fn shutdown_grace(&self) -> Duration {
         Duration::from_secs_f64(self.shutdown_grace_secs.clamp(0.1, 3600.0))
+    }
+
+    pub fn consumers(&self) -> crate::brokers::ConsumerSettings {
+        crate::brokers::ConsumerSettings::new(
+            Duration::from_secs_f64(self.source_refresh_secs.clamp(0.1, 3600.0)),
+            self.source_message_limit,
+        )
     }
 
     pub fn reconcile_interval(&self) -> Duration {

@@ -42,6 +42,9 @@ pub enum ApiError {
     PreconditionFailed { current_version: i64 },
     #[error("conflict: {0}")]
     Conflict(String),
+    /// A known event ID arrived with other content.
+    #[error("conflicting re-delivery of event {}", .0.event_id)]
+    EventConflict(service::EventConflict),
     #[error("request body exceeds {limit} bytes")]
     PayloadTooLarge { limit: usize },
     #[error("unsupported media type")]
@@ -94,6 +97,11 @@ impl ApiError {
                 "The resource has changed",
             ),
             Self::Conflict(_) => (StatusCode::CONFLICT, "conflict", "Conflict"),
+            Self::EventConflict(_) => (
+                StatusCode::CONFLICT,
+                "event-conflict",
+                "The event ID was seen before with other content",
+            ),
             Self::PayloadTooLarge { .. } => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "payload-too-large",
@@ -159,6 +167,26 @@ impl ApiError {
                 )],
             ),
             Self::Conflict(detail) => (Some(detail.clone()), vec![]),
+            Self::EventConflict(conflict) => (
+                Some(format!(
+                    "event `{}` was first seen at {} with other content; the first content stands (differs: {})",
+                    conflict.event_id,
+                    conflict
+                        .first_seen
+                        .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+                    conflict.differs.join(", ")
+                )),
+                conflict
+                    .differs
+                    .iter()
+                    .map(|field| {
+                        FieldError::new(
+                            *field,
+                            format!("differs from event `{}` as first seen", conflict.event_id),
+                        )
+                    })
+                    .collect(),
+            ),
             Self::PayloadTooLarge { limit } => (
                 Some(format!("the body must be at most {limit} bytes")),
                 vec![FieldError::new("body", format!("exceeds {limit} bytes"))],
@@ -243,6 +271,7 @@ impl From<service::Error> for ApiError {
             service::Error::NotFound(what) => ApiError::NotFound(what),
             service::Error::Invalid(errors) => ApiError::Validation(errors),
             service::Error::Conflict(detail) => ApiError::Conflict(detail),
+            service::Error::EventConflict(conflict) => ApiError::EventConflict(conflict),
             service::Error::Store(err) => err.into(),
             service::Error::Temporal(err) => err.into(),
         }

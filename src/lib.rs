@@ -4,6 +4,7 @@
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod brokers;
 pub mod cli;
 pub mod config;
 pub mod domain;

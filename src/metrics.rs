@@ -92,6 +92,35 @@ pub static DISPATCHES: LazyLock<IntCounterVec> = LazyLock::new(|| {
             .collect::<Vec<_>>(),
     )
 });
+pub static EVENT_CONFLICTS: LazyLock<prometheus::IntCounter> = LazyLock::new(|| {
+    let c = prometheus::IntCounter::new(
+        "acp_event_conflicts_total",
+        "Re-deliveries of a known event ID with other content (HTTP 409s and broker messages)",
+    )
+    .unwrap_or_else(|e| panic!("metric: {e}"));
+    let _ = REGISTRY.register(Box::new(c.clone()));
+    c
+});
+pub static SOURCE_MESSAGES: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_of(
+        "acp_source_messages_total",
+        "Broker messages handled, by outcome (retried: not acknowledged, delivered again)",
+        "outcome",
+        &["accepted", "rejected", "conflict", "retried"],
+    )
+});
+pub static SOURCE_REJECTIONS: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    use crate::domain::message::RejectReason;
+    counter_of(
+        "acp_source_rejections_total",
+        "Poison broker messages acknowledged and kept in the rejected list, by reason",
+        "reason",
+        &RejectReason::ALL
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>(),
+    )
+});
 pub static SYNC_FAILURES: LazyLock<IntCounterVec> = LazyLock::new(|| {
     use crate::domain::activity::SyncState;
     counter_of(
@@ -164,6 +193,9 @@ pub async fn render() -> Response {
     LazyLock::force(&SKIPPED_FIRES);
     LazyLock::force(&DISPATCHES);
     LazyLock::force(&SYNC_FAILURES);
+    LazyLock::force(&EVENT_CONFLICTS);
+    LazyLock::force(&SOURCE_MESSAGES);
+    LazyLock::force(&SOURCE_REJECTIONS);
     LazyLock::force(&RECONCILE_DURATION);
     LazyLock::force(&TASK_LATENCY);
     let mut buffer = Vec::new();

@@ -10,15 +10,17 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::AppState;
-use super::extract::{ApiQuery, JsonBody, query_instant};
+use super::cloudevents::{BATCH, BatchItemResponse, BatchResponse, CloudEventRequest, IngestBody};
+use super::extract::{ApiQuery, from_json_slice, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use crate::domain::FieldError;
-use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
+use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin, parse_source};
 use crate::domain::run::RunStatus;
 use crate::domain::trigger::EventType;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::events::NewEvent;
 use crate::store::events::{Dispatch, EventFilter, EventRecord};
+use crate::store::sources::ConflictRecord;
 
 const CURSOR_SCOPE: &str = "events";
 const MAX_PAYLOAD: usize = 256 * 1024;
@@ -88,15 +90,39 @@ pub struct EventResponse {
     pub event_type: String,
     pub source: String,
     pub occurred_at: Option<DateTime<Utc>>,
-    #[schema(value_type = Object)]
+    /// The event's data: a JSON object for events posted as JSON; a
+    /// CloudEvent's `data`, whatever JSON it is.
     pub payload: serde_json::Value,
     pub received_at: DateTime<Utc>,
     /// In `GET /v1/events/{event_id}` only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dispatches: Option<Vec<DispatchRecord>>,
+    /// In `GET /v1/events/{event_id}` only: re-deliveries from a broker
+    /// source of this event ID with other content (over HTTP they are
+    /// refused with 409 instead). The event keeps its first content.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflicts: Option<Vec<EventConflictRecord>>,
 }
 
-fn render(event: EventRecord, dispatches: Option<Vec<Dispatch>>) -> EventResponse {
+/// A conflicting re-delivery: what arrived under a known event ID.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventConflictRecord {
+    pub seen_at: DateTime<Utc>,
+    /// The source (broker) it came from, while that source exists.
+    pub source_id: Option<Uuid>,
+    /// Which of `event_type`, `source`, `occurred_at`, `payload` differ from the event.
+    pub differs: Vec<String>,
+    pub event_type: String,
+    pub source: String,
+    pub occurred_at: Option<DateTime<Utc>>,
+    pub payload: serde_json::Value,
+}
+
+fn render(
+    event: EventRecord,
+    dispatches: Option<Vec<Dispatch>>,
+    conflicts: Option<Vec<ConflictRecord>>,
+) -> EventResponse {
     EventResponse {
         event_id: event.event_id,
         event_id_origin: event.event_id_origin,
@@ -121,6 +147,19 @@ fn render(event: EventRecord, dispatches: Option<Vec<Dispatch>>) -> EventRespons
                 })
                 .collect()
         }),
+        conflicts: conflicts.map(|cs| {
+            cs.into_iter()
+                .map(|c| EventConflictRecord {
+                    seen_at: c.seen_at,
+                    source_id: c.source_id,
+                    differs: c.differs,
+                    event_type: c.event_type,
+                    source: c.source,
+                    occurred_at: c.occurred_at,
+                    payload: c.payload.0,
+                })
+                .collect()
+        }),
     }
 }
 
@@ -129,13 +168,9 @@ fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent
     let event_type = EventType::parse(&request.event_type)
         .map_err(|m| errors.push(FieldError::new("event_type", m)))
         .ok();
-    let source = request.source.trim();
-    if source.is_empty() || source.chars().count() > 200 || source.chars().any(char::is_control) {
-        errors.push(FieldError::new(
-            "source",
-            "must be 1 to 200 characters, no control characters",
-        ));
-    }
+    let source = parse_source(&request.source)
+        .map_err(|m| errors.push(FieldError::new("source", m)))
+        .unwrap_or_default();
     let occurred_at = match request.occurred_at.as_deref() {
         None => None,
         Some(text) => match DateTime::parse_from_rfc3339(text) {
@@ -192,7 +227,7 @@ fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent
         (Some(id), _) => (id, EventIdOrigin::Client),
         (None, Some(id)) => (id, EventIdOrigin::IdempotencyKey),
         (None, None) => (
-            EventId::digest(source, event_type.as_str(), occurred_at, &request.payload),
+            EventId::digest(&source, event_type.as_str(), occurred_at, &request.payload),
             EventIdOrigin::ContentDigest,
         ),
     };
@@ -200,7 +235,7 @@ fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent
         event_id,
         origin,
         event_type: event_type.as_str().to_owned(),
-        source: source.to_owned(),
+        source,
         occurred_at,
         payload: request.payload,
     })
@@ -237,7 +272,9 @@ fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
 /// once per (activity, event), however often it is delivered: the workflow ID
 /// `activity-{activity_id}:{event_id}` is started with RejectDuplicate, and
 /// the dispatch is recorded in PostgreSQL so the guarantee outlives Temporal's
-/// retention. Events that match no activity are recorded too.
+/// retention. Events that match no activity are recorded too. A re-delivery
+/// of a known event ID with other content (type, source, time or payload) is
+/// refused with 409; the first content stands.
 ///
 /// The answer comes as soon as the event and its dispatches are committed:
 /// 202 with new dispatches `pending` (a dispatcher starts them, oldest first,
@@ -245,23 +282,49 @@ fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
 /// `Prefer: wait=N` the starts are made within the request and the answer
 /// says what Temporal did (`started`, `duplicate`, or `pending` when it
 /// could not be reached).
+///
+/// CloudEvents 1.0 are accepted in structured mode
+/// (`application/cloudevents+json`), binary mode (`ce-specversion`, `ce-id`,
+/// `ce-source`, `ce-type`, optional `ce-time` headers; the body is the data,
+/// in any media type) and batch mode (`application/cloudevents-batch+json`,
+/// answered 200 with one result per event). `type` becomes `event_type`,
+/// `source` `source`, `time` `occurred_at`, `data` `payload`, and
+/// (`source`, `id`) the event ID: `ce:{source}:{id}` when both are plain
+/// and short, else `ce-sha256:` + a digest of the pair.
 #[utoipa::path(
     post,
     path = "/v1/events",
     security(("bearer" = ["events"])),
     tag = "events",
-    request_body = EventRequest,
+    request_body(
+        description = "An event as JSON, a CloudEvent in structured mode, a batch of them, or the data of a binary-mode CloudEvent (with its ce-* headers)",
+        content(
+            (EventRequest = "application/json"),
+            (CloudEventRequest = "application/cloudevents+json"),
+            (Vec<CloudEventRequest> = "application/cloudevents-batch+json"),
+            (String = "text/plain"),
+        )
+    ),
     params(
         ("Idempotency-Key" = Option<String>, Header, description = "The event ID when the body has none", pattern = r"^[A-Za-z0-9_.:@+=-]{1,200}$"),
         ("Prefer" = Option<String>, Header, description = "`wait=N` (N > 0): start the runs within the request and answer with their outcomes", example = "wait=10"),
+        ("ce-specversion" = Option<String>, Header, description = "Binary mode: `1.0`; with it, the body is the event's data"),
+        ("ce-id" = Option<String>, Header, description = "Binary mode: the CloudEvent's id"),
+        ("ce-source" = Option<String>, Header, description = "Binary mode: the CloudEvent's source"),
+        ("ce-type" = Option<String>, Header, description = "Binary mode: the CloudEvent's type"),
+        ("ce-time" = Option<String>, Header, description = "Binary mode: the CloudEvent's time (RFC 3339)"),
     ),
     responses(
-        (status = 200, description = "Recorded; every dispatch had already started (or none matched)", body = IngestResponse),
+        (status = 200, description = "Recorded; every dispatch had already started (or none matched). A batch: one result per event", content(
+            (IngestResponse = "application/json"),
+            (BatchResponse = "application/cloudevents-batch+json"),
+        )),
         (status = 202, description = "Recorded; dispatches marked `pending` start shortly", body = IngestResponse,
          headers(("Preference-Applied" = String, description = "`wait` when the starts were made within the request"))),
         (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The event ID was seen before with other content", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON, not a CloudEvent", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
     )
@@ -270,10 +333,30 @@ fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
 pub async fn ingest_event(
     State(state): State<AppState>,
     headers: HeaderMap,
-    JsonBody(request): JsonBody<EventRequest>,
+    body: IngestBody,
 ) -> ApiResult<Response> {
     let wait = prefers_wait(&headers)?;
-    let event = parse_event(request, &headers)?;
+    let event = match body {
+        IngestBody::Native(bytes) => parse_event(from_json_slice(&bytes)?, &headers)?,
+        IngestBody::One(event) => event,
+        IngestBody::Batch(items) => return Ok(ingest_batch(&state, items, wait).await),
+    };
+    let (status, body) = ingest_one(&state, event, wait).await?;
+    let mut response = (status, Json(body)).into_response();
+    if wait {
+        response.headers_mut().insert(
+            "preference-applied",
+            axum::http::HeaderValue::from_static("wait"),
+        );
+    }
+    Ok(response)
+}
+
+async fn ingest_one(
+    state: &AppState,
+    event: NewEvent,
+    wait: bool,
+) -> ApiResult<(StatusCode, IngestResponse)> {
     let origin = event.origin;
     let result = state.services.events.ingest(event, wait).await?;
     let pending = result.pending();
@@ -296,14 +379,41 @@ pub async fn ingest_event(
     } else {
         StatusCode::OK
     };
-    let mut response = (status, Json(body)).into_response();
-    if wait {
-        response.headers_mut().insert(
-            "preference-applied",
-            axum::http::HeaderValue::from_static("wait"),
-        );
+    Ok((status, body))
+}
+
+/// One event after the other; each item answers for itself.
+async fn ingest_batch(state: &AppState, items: Vec<ApiResult<NewEvent>>, wait: bool) -> Response {
+    let mut results = Vec::with_capacity(items.len());
+    for (index, item) in items.into_iter().enumerate() {
+        let outcome = match item {
+            Ok(event) => ingest_one(state, event, wait).await,
+            Err(err) => Err(err),
+        };
+        results.push(match outcome {
+            Ok((status, result)) => BatchItemResponse {
+                index,
+                status: status.as_u16(),
+                result: Some(result),
+                problem: None,
+            },
+            Err(err) => {
+                let problem = err.to_problem();
+                BatchItemResponse {
+                    index,
+                    status: problem.status,
+                    result: None,
+                    problem: Some(problem),
+                }
+            }
+        });
     }
-    Ok(response)
+    (
+        StatusCode::OK,
+        [(axum::http::header::CONTENT_TYPE, BATCH)],
+        Json(BatchResponse { items: results }),
+    )
+        .into_response()
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -365,7 +475,7 @@ pub async fn list_events(
         limit,
         CURSOR_SCOPE,
         |e| (e.received_at, e.event_id.clone()),
-        |e| render(e, None),
+        |e| render(e, None, None),
     )))
 }
 
@@ -396,5 +506,6 @@ pub async fn get_event(
         .unwrap_or_default();
     let id = EventId::parse(&text).map_err(|m| ApiError::bad_field("event_id", m))?;
     let (event, dispatches) = state.services.events.get(&id).await?;
-    Ok(Json(render(event, Some(dispatches))))
+    let conflicts = state.services.sources.conflicts_of(id.as_str()).await?;
+    Ok(Json(render(event, Some(dispatches), Some(conflicts))))
 }

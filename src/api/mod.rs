@@ -4,6 +4,7 @@
 pub mod activities;
 pub mod activity_model;
 pub mod auth;
+pub mod cloudevents;
 pub mod events;
 pub mod extract;
 pub mod health;
@@ -13,6 +14,7 @@ pub mod openapi;
 pub mod pagination;
 pub mod runs;
 pub mod schedule;
+pub mod sources;
 
 use std::sync::Arc;
 
@@ -65,6 +67,13 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::get_run))
         .routes(routes!(events::ingest_event, events::list_events))
         .routes(routes!(events::get_event))
+        .routes(routes!(sources::create_source, sources::list_sources))
+        .routes(routes!(
+            sources::get_source,
+            sources::patch_source,
+            sources::delete_source
+        ))
+        .routes(routes!(sources::list_rejected))
         .routes(routes!(keys::create_key, keys::list_keys))
         .routes(routes!(keys::get_key))
         .routes(routes!(keys::revoke_key))

@@ -14,6 +14,7 @@ use utoipa::OpenApi;
         (name = "schedules", description = "Pause, resume, backfill, and what happened to every nominal time"),
         (name = "runs", description = "Run history: every execution and its task instances"),
         (name = "events", description = "External events, routed to event-triggered activities exactly once"),
+        (name = "sources", description = "Brokers (NATS JetStream, RabbitMQ) consumed for events (scope `admin`)"),
         (name = "keys", description = "API keys (scope `admin`)"),
         (name = "health", description = "Liveness, readiness and metrics (no key needed)"),
     )

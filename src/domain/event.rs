@@ -37,6 +37,8 @@ named_enum! {
         IdempotencyKey = "idempotency_key",
         /// `sha256:` + hex of the canonical JSON of (source, event_type, occurred_at, payload).
         ContentDigest = "content_digest",
+        /// A CloudEvent's (`source`, `id`): see `domain::cloudevent::event_id`.
+        Cloudevent = "cloudevent",
     }
 }
 
@@ -93,6 +95,85 @@ impl EventId {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+/// An event's `source`: 1 to 200 characters, no control characters;
+/// surrounding whitespace is dropped.
+pub fn parse_source(text: &str) -> Result<String, String> {
+    let source = text.trim();
+    if source.is_empty() || source.chars().count() > 200 || source.chars().any(char::is_control) {
+        return Err("must be 1 to 200 characters, no control characters".into());
+    }
+    Ok(source.to_owned())
+}
+
+/// Whether a JSON value holds a NUL character anywhere (in a key or a
+/// string): PostgreSQL's `jsonb` cannot store one.
+pub fn contains_nul(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(s) => s.contains('\0'),
+        serde_json::Value::Array(items) => items.iter().any(contains_nul),
+        serde_json::Value::Object(map) => {
+            map.iter().any(|(k, v)| k.contains('\0') || contains_nul(v))
+        }
+        _ => false,
+    }
+}
+
+/// What an event is, apart from its ID: two deliveries under one ID must
+/// agree on all of it, or the second is a conflicting re-delivery.
+#[derive(Debug, Clone, Copy)]
+pub struct Content<'a> {
+    pub event_type: &'a str,
+    pub source: &'a str,
+    pub occurred_at: Option<DateTime<Utc>>,
+    pub payload: &'a serde_json::Value,
+}
+
+impl Content<'_> {
+    /// The fields in which `other` differs from `self` (empty: the same
+    /// event). Payloads are compared as JSON values (key order and number
+    /// spelling do not matter, as in PostgreSQL's `jsonb`).
+    pub fn differences(&self, other: &Content<'_>) -> Vec<&'static str> {
+        let mut fields = Vec::new();
+        if self.event_type != other.event_type {
+            fields.push("event_type");
+        }
+        if self.source != other.source {
+            fields.push("source");
+        }
+        // PostgreSQL keeps microseconds: what it rounded away is no difference.
+        let same_time = match (self.occurred_at, other.occurred_at) {
+            (Some(a), Some(b)) => (a - b).num_nanoseconds().is_some_and(|n| n.abs() < 1000),
+            (a, b) => a == b,
+        };
+        if !same_time {
+            fields.push("occurred_at");
+        }
+        if !same_json(self.payload, other.payload) {
+            fields.push("payload");
+        }
+        fields
+    }
+}
+
+fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value::{Array, Number, Object};
+    match (a, b) {
+        (Number(x), Number(y)) => {
+            x == y || matches!((x.as_f64(), y.as_f64()), (Some(p), Some(q)) if p == q)
+        }
+        (Array(xs), Array(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same_json(x, y))
+        }
+        (Object(xs), Object(ys)) => {
+            xs.len() == ys.len()
+                && xs
+                    .iter()
+                    .all(|(k, x)| ys.get(k).is_some_and(|y| same_json(x, y)))
+        }
+        _ => a == b,
     }
 }
 
@@ -157,6 +238,70 @@ mod tests {
             EventId::digest("erp", "x.y", None, &json!({"k": 1, "j": 2}))
         );
         assert!(EventId::parse(a.as_str()).is_ok());
+    }
+
+    #[test]
+    fn a_redelivery_differs_only_in_what_it_changes() {
+        let at = |s: &str| Some(s.parse::<DateTime<Utc>>().unwrap_or_default());
+        let payload = json!({"a": 1, "b": [1.5, {"c": null}]});
+        let first = Content {
+            event_type: "order.created",
+            source: "crm",
+            occurred_at: at("2026-03-01T09:00:00Z"),
+            payload: &payload,
+        };
+        let reordered = json!({"b": [1.5, {"c": null}], "a": 1.0});
+        let other = json!({"a": 2, "b": [1.5, {"c": null}]});
+        let table: [(Content, &[&str]); 6] = [
+            (first, &[]),
+            (
+                Content {
+                    payload: &reordered,
+                    ..first
+                },
+                &[],
+            ),
+            (
+                Content {
+                    event_type: "order.deleted",
+                    ..first
+                },
+                &["event_type"],
+            ),
+            (
+                Content {
+                    source: "erp",
+                    ..first
+                },
+                &["source"],
+            ),
+            (
+                Content {
+                    occurred_at: None,
+                    ..first
+                },
+                &["occurred_at"],
+            ),
+            (
+                Content {
+                    payload: &other,
+                    occurred_at: at("2026-03-01T09:00:01Z"),
+                    ..first
+                },
+                &["occurred_at", "payload"],
+            ),
+        ];
+        for (again, expected) in table {
+            assert_eq!(first.differences(&again), expected, "{again:?}");
+        }
+    }
+
+    #[test]
+    fn sources_are_trimmed_and_bounded() {
+        assert_eq!(parse_source(" crm ").as_deref(), Ok("crm"));
+        for bad in ["", "  ", "a\nb", &"x".repeat(201)] {
+            assert!(parse_source(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

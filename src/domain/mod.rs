@@ -57,11 +57,14 @@ macro_rules! named_enum {
 
 pub mod activity;
 pub mod calendar;
+pub mod cloudevent;
 pub mod duration;
 pub mod event;
 pub mod ids;
+pub mod message;
 pub mod misfire;
 pub mod run;
+pub mod source;
 pub mod task;
 pub mod timeline;
 pub mod trigger;
@@ -120,5 +123,7 @@ mod tests {
         agree(super::timeline::TimelineReason::ALL);
         agree(super::timeline::TimelineStatus::ALL);
         agree(super::timeline::TimeAction::ALL);
+        agree(super::message::RejectReason::ALL);
+        agree(super::source::SourceKind::ALL);
     }
 }

@@ -110,6 +110,34 @@ fn event_json(
     })
 }
 
+/// A re-delivery must carry the content first recorded under its ID; if it
+/// does not, that is a producer bug to report, never a second event.
+fn check_same_content(record: &EventRecord, event: &NewEvent) -> Result<()> {
+    use crate::domain::event::Content;
+    let first = Content {
+        event_type: &record.event_type,
+        source: &record.source,
+        occurred_at: record.occurred_at,
+        payload: &record.payload.0,
+    };
+    let again = Content {
+        event_type: &event.event_type,
+        source: &event.source,
+        occurred_at: event.occurred_at,
+        payload: &event.payload,
+    };
+    let differs = first.differences(&again);
+    if differs.is_empty() {
+        return Ok(());
+    }
+    crate::metrics::EVENT_CONFLICTS.inc();
+    Err(super::Error::EventConflict(super::EventConflict {
+        event_id: record.event_id.clone(),
+        first_seen: record.received_at,
+        differs,
+    }))
+}
+
 impl EventRouter {
     pub fn new(events: EventStore, gateway: Arc<TemporalGateway>, task_queue: Arc<str>) -> Self {
         Self {
@@ -149,8 +177,8 @@ impl EventRouter {
                 &event.payload,
             )
             .await?;
-        // Route by the recorded event: a re-delivery with other content under
-        // the same ID is the same event.
+        // Conflicting re-delivery (issue 16): the same ID with other content.
+        check_same_content(&record, &event)?;
         let subscribers = self.events.subscribers(&record.event_type).await?;
         let mut dispatches = Vec::with_capacity(subscribers.len());
         let mut left_for_dispatcher = false;

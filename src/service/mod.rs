@@ -7,19 +7,21 @@ pub mod activities;
 pub mod events;
 pub mod runs;
 pub mod schedules;
+pub mod sources;
 
 use std::sync::Arc;
 
 use sqlx::PgPool;
 
 use crate::domain::FieldError;
-use crate::store::{ActivityStore, EventStore, RunStore, StoreError, StoreResult};
+use crate::store::{ActivityStore, EventStore, RunStore, SourceStore, StoreError, StoreResult};
 use crate::temporal::{GatewayError, TemporalGateway};
 
 pub use activities::Activities;
 pub use events::EventRouter;
 pub use runs::Runs;
 pub use schedules::Schedules;
+pub use sources::Sources;
 
 /// Why a use case did not do what it was asked.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +40,19 @@ pub enum Error {
     /// Temporal refused (`Rejected`) or could not be reached.
     #[error(transparent)]
     Temporal(#[from] GatewayError),
+    /// An event ID seen before arrived with other content: a producer bug,
+    /// not a duplicate. The event keeps its first content.
+    #[error("event {} was first seen at {} with other content", .0.event_id, .0.first_seen)]
+    EventConflict(EventConflict),
+}
+
+/// A conflicting re-delivery: which event, when it was first seen, and
+/// which fields differ from that first delivery.
+#[derive(Debug, Clone)]
+pub struct EventConflict {
+    pub event_id: String,
+    pub first_seen: chrono::DateTime<chrono::Utc>,
+    pub differs: Vec<&'static str>,
 }
 
 impl Error {
@@ -63,6 +78,7 @@ pub struct Services {
     pub schedules: Schedules,
     pub runs: Runs,
     pub events: EventRouter,
+    pub sources: Sources,
 }
 
 impl Services {
@@ -74,10 +90,12 @@ impl Services {
             task_queue.clone(),
         );
         let run_store = RunStore::new(pool.clone());
+        let events = EventRouter::new(EventStore::new(pool.clone()), gateway, task_queue);
         Self {
             schedules: Schedules::new(activities.clone(), run_store.clone()),
             runs: Runs::new(activities.clone(), run_store),
-            events: EventRouter::new(EventStore::new(pool), gateway, task_queue),
+            sources: Sources::new(SourceStore::new(pool), events.clone()),
+            events,
             activities,
         }
     }

@@ -4,6 +4,7 @@ pub mod activities;
 pub mod events;
 pub mod keys;
 pub mod runs;
+pub mod sources;
 
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ pub use activities::ActivityStore;
 pub use events::EventStore;
 pub use keys::KeyStore;
 pub use runs::RunStore;
+pub use sources::SourceStore;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -69,6 +71,8 @@ fn conflict_message(constraint: Option<&str>) -> &'static str {
         }
         Some("idempotency_keys_pkey") => "this Idempotency-Key is already in use",
         Some("events_pkey") => "an event with this ID exists",
+        Some("sources_name_key") => "a source with this name exists",
+        Some("sources_pkey") => "a source with this ID exists",
         _ => "the request conflicts with data that already exists",
     }
 }
@@ -102,6 +106,8 @@ text_column!(
     crate::domain::event::DispatchState,
     crate::domain::event::EventIdOrigin,
     crate::domain::run::RunStatus,
+    crate::domain::message::RejectReason,
+    crate::domain::source::SourceKind,
 );
 
 /// A pool that does not need the database to be up yet: connections are made

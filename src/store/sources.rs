@@ -1,0 +1,327 @@
+//! `sources`, their live status, their rejected messages, and conflicting
+//! re-deliveries of events.
+
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+use sqlx::{FromRow, PgPool};
+use uuid::Uuid;
+
+use super::activities::Expect;
+use super::{StoreError, StoreResult};
+use crate::domain::message::RejectReason;
+use crate::domain::source::SourceKind;
+
+#[derive(Debug, Clone, FromRow)]
+pub struct SourceRecord {
+    pub id: Uuid,
+    pub name: String,
+    pub kind: SourceKind,
+    pub config: Json<serde_json::Value>,
+    pub secret_ref: Option<String>,
+    pub enabled: bool,
+    pub version: i64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// What a source's consumer last reported.
+#[derive(Debug, Clone, Default, FromRow)]
+pub struct StatusRecord {
+    pub connected: bool,
+    pub pending: Option<i64>,
+    pub last_error: Option<String>,
+    pub last_error_at: Option<DateTime<Utc>>,
+    pub accepted: i64,
+    pub rejected: i64,
+    pub conflicts: i64,
+    pub reported_by: Option<String>,
+    pub reported_at: Option<DateTime<Utc>>,
+}
+
+/// A report from a consumer: the state now, and counts since the last one.
+#[derive(Debug, Clone, Default)]
+pub struct StatusReport {
+    pub connected: bool,
+    pub pending: Option<i64>,
+    /// A new error, if one happened since the last report.
+    pub error: Option<String>,
+    pub accepted: i64,
+    pub rejected: i64,
+    pub conflicts: i64,
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct RejectionRecord {
+    pub id: i64,
+    pub source_id: Uuid,
+    pub received_at: DateTime<Utc>,
+    pub reason: RejectReason,
+    pub detail: String,
+    pub size: i32,
+    pub raw: Vec<u8>,
+    pub headers: Json<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct ConflictRecord {
+    pub event_id: String,
+    pub source_id: Option<Uuid>,
+    pub seen_at: DateTime<Utc>,
+    pub differs: Vec<String>,
+    pub event_type: String,
+    pub source: String,
+    pub occurred_at: Option<DateTime<Utc>>,
+    pub payload: Json<serde_json::Value>,
+}
+
+/// A source as written by a create or an update.
+pub struct SourceWrite<'a> {
+    pub name: &'a str,
+    pub kind: SourceKind,
+    pub config: &'a serde_json::Value,
+    pub secret_ref: Option<&'a str>,
+    pub enabled: bool,
+}
+
+#[derive(Clone)]
+pub struct SourceStore {
+    pool: PgPool,
+}
+
+impl SourceStore {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    pub async fn create(&self, id: Uuid, source: &SourceWrite<'_>) -> StoreResult<SourceRecord> {
+        Ok(sqlx::query_as(
+            "INSERT INTO sources (id, name, kind, config, secret_ref, enabled)
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
+        )
+        .bind(id)
+        .bind(source.name)
+        .bind(source.kind.as_str())
+        .bind(Json(source.config))
+        .bind(source.secret_ref)
+        .bind(source.enabled)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    pub async fn get(&self, id: Uuid) -> StoreResult<SourceRecord> {
+        sqlx::query_as("SELECT * FROM sources WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or(StoreError::NotFound)
+    }
+
+    /// Newest first, after the keyset `after`.
+    pub async fn list(
+        &self,
+        after: Option<(DateTime<Utc>, Uuid)>,
+        limit: i64,
+    ) -> StoreResult<Vec<SourceRecord>> {
+        let (at, id) = after.unzip();
+        Ok(sqlx::query_as(
+            "SELECT * FROM sources
+             WHERE $1::timestamptz IS NULL OR (created_at, id) < ($1, $2)
+             ORDER BY created_at DESC, id DESC LIMIT $3",
+        )
+        .bind(at)
+        .bind(id)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    pub async fn enabled(&self) -> StoreResult<Vec<SourceRecord>> {
+        Ok(
+            sqlx::query_as("SELECT * FROM sources WHERE enabled ORDER BY id")
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+
+    async fn check(&self, id: Uuid, expect: Expect) -> StoreResult<()> {
+        let current = self.get(id).await?;
+        match expect {
+            Expect::Version(v) if v != current.version => Err(StoreError::VersionMismatch {
+                current: current.version,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    pub async fn update(
+        &self,
+        id: Uuid,
+        expect: Expect,
+        source: &SourceWrite<'_>,
+    ) -> StoreResult<SourceRecord> {
+        let version = match expect {
+            Expect::Version(v) => Some(v),
+            _ => None,
+        };
+        let updated: Option<SourceRecord> = sqlx::query_as(
+            "UPDATE sources SET name = $2, config = $3, secret_ref = $4, enabled = $5,
+                 version = version + 1, updated_at = now()
+             WHERE id = $1 AND ($6::bigint IS NULL OR version = $6) RETURNING *",
+        )
+        .bind(id)
+        .bind(source.name)
+        .bind(Json(source.config))
+        .bind(source.secret_ref)
+        .bind(source.enabled)
+        .bind(version)
+        .fetch_optional(&self.pool)
+        .await?;
+        match updated {
+            Some(record) => Ok(record),
+            None => self.check(id, expect).await.and(Err(StoreError::NotFound)),
+        }
+    }
+
+    pub async fn delete(&self, id: Uuid, expect: Expect) -> StoreResult<()> {
+        let version = match expect {
+            Expect::Version(v) => Some(v),
+            _ => None,
+        };
+        let deleted = sqlx::query(
+            "DELETE FROM sources WHERE id = $1 AND ($2::bigint IS NULL OR version = $2)",
+        )
+        .bind(id)
+        .bind(version)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        if deleted == 0 {
+            self.check(id, expect).await?;
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    pub async fn status(&self, id: Uuid) -> StoreResult<Option<StatusRecord>> {
+        Ok(sqlx::query_as(
+            "SELECT connected, pending, last_error, last_error_at, accepted, rejected, conflicts,
+                 reported_by, reported_at
+             FROM source_status WHERE source_id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// Adds a consumer's report; a source deleted meanwhile is ignored.
+    pub async fn report(&self, id: Uuid, by: &str, report: &StatusReport) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO source_status AS s (source_id, connected, pending, last_error, last_error_at,
+                 accepted, rejected, conflicts, reported_by, reported_at)
+             SELECT $1, $2, $3, $4, CASE WHEN $4::text IS NULL THEN NULL ELSE now() END, $5, $6, $7, $8, now()
+             WHERE EXISTS (SELECT 1 FROM sources WHERE id = $1)
+             ON CONFLICT (source_id) DO UPDATE SET
+                 connected = EXCLUDED.connected,
+                 pending = COALESCE(EXCLUDED.pending, s.pending),
+                 last_error = COALESCE(EXCLUDED.last_error, s.last_error),
+                 last_error_at = COALESCE(EXCLUDED.last_error_at, s.last_error_at),
+                 accepted = s.accepted + EXCLUDED.accepted,
+                 rejected = s.rejected + EXCLUDED.rejected,
+                 conflicts = s.conflicts + EXCLUDED.conflicts,
+                 reported_by = EXCLUDED.reported_by,
+                 reported_at = now()",
+        )
+        .bind(id)
+        .bind(report.connected)
+        .bind(report.pending)
+        .bind(report.error.as_deref())
+        .bind(report.accepted)
+        .bind(report.rejected)
+        .bind(report.conflicts)
+        .bind(by)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub async fn reject(
+        &self,
+        source_id: Uuid,
+        reason: RejectReason,
+        detail: &str,
+        size: usize,
+        raw: &[u8],
+        headers: &serde_json::Value,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO source_rejections (source_id, reason, detail, size, raw, headers)
+             SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM sources WHERE id = $1)",
+        )
+        .bind(source_id)
+        .bind(reason.as_str())
+        .bind(detail)
+        .bind(i32::try_from(size).unwrap_or(i32::MAX))
+        .bind(raw)
+        .bind(Json(headers))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// A source's rejected messages, newest first, below the keyset `after`.
+    pub async fn rejections(
+        &self,
+        source_id: Uuid,
+        after: Option<i64>,
+        limit: i64,
+    ) -> StoreResult<Vec<RejectionRecord>> {
+        Ok(sqlx::query_as(
+            "SELECT * FROM source_rejections
+             WHERE source_id = $1 AND ($2::bigint IS NULL OR id < $2)
+             ORDER BY id DESC LIMIT $3",
+        )
+        .bind(source_id)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub async fn record_conflict(
+        &self,
+        event_id: &str,
+        source_id: Option<Uuid>,
+        differs: &[&str],
+        event_type: &str,
+        source: &str,
+        occurred_at: Option<DateTime<Utc>>,
+        payload: &serde_json::Value,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO event_conflicts (event_id, source_id, differs, event_type, source, occurred_at, payload)
+             VALUES ($1, (SELECT id FROM sources WHERE id = $2), $3, $4, $5, $6, $7)",
+        )
+        .bind(event_id)
+        .bind(source_id)
+        .bind(differs)
+        .bind(event_type)
+        .bind(source)
+        .bind(occurred_at)
+        .bind(Json(payload))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn conflicts_of(&self, event_id: &str) -> StoreResult<Vec<ConflictRecord>> {
+        Ok(sqlx::query_as(
+            "SELECT event_id, source_id, seen_at, differs, event_type, source, occurred_at, payload
+             FROM event_conflicts WHERE event_id = $1 ORDER BY id",
+        )
+        .bind(event_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+}
