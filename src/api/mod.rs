@@ -3,6 +3,8 @@
 
 pub mod activities;
 pub mod activity_model;
+pub mod alert_model;
+pub mod alerts;
 pub mod auth;
 pub mod events;
 pub mod extract;
@@ -13,6 +15,7 @@ pub mod openapi;
 pub mod pagination;
 pub mod runs;
 pub mod schedule;
+pub mod subscriptions;
 
 use std::sync::Arc;
 
@@ -65,6 +68,17 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::get_run))
         .routes(routes!(events::ingest_event, events::list_events))
         .routes(routes!(events::get_event))
+        .routes(routes!(alerts::list_alerts))
+        .routes(routes!(alerts::get_alert))
+        .routes(routes!(
+            subscriptions::create_subscription,
+            subscriptions::list_subscriptions
+        ))
+        .routes(routes!(
+            subscriptions::get_subscription,
+            subscriptions::delete_subscription
+        ))
+        .routes(routes!(subscriptions::list_deliveries))
         .routes(routes!(keys::create_key, keys::list_keys))
         .routes(routes!(keys::get_key))
         .routes(routes!(keys::revoke_key))

@@ -56,10 +56,12 @@ macro_rules! named_enum {
 }
 
 pub mod activity;
+pub mod alert;
 pub mod duration;
 pub mod event;
 pub mod ids;
 pub mod misfire;
+pub mod notify;
 pub mod run;
 pub mod timeline;
 pub mod trigger;
@@ -98,6 +100,8 @@ mod tests {
     /// `named_enum!`'s serde names (snake_case of the variant) are its names.
     #[test]
     fn serde_names_are_the_names() {
+        agree(super::alert::AlertKind::ALL);
+        agree(super::notify::DeliveryState::ALL);
         agree(super::event::DispatchOutcome::ALL);
         agree(super::event::DispatchState::ALL);
         agree(super::event::EventIdOrigin::ALL);

@@ -4,7 +4,9 @@
 //! call these, so a write behaves the same whoever makes it.
 
 pub mod activities;
+pub mod alerts;
 pub mod events;
+pub mod notifications;
 pub mod runs;
 pub mod schedules;
 
@@ -13,11 +15,15 @@ use std::sync::Arc;
 use sqlx::PgPool;
 
 use crate::domain::FieldError;
-use crate::store::{ActivityStore, EventStore, RunStore, StoreError, StoreResult};
+use crate::store::{
+    ActivityStore, AlertStore, EventStore, NotificationStore, RunStore, StoreError, StoreResult,
+};
 use crate::temporal::{GatewayError, TemporalGateway};
 
 pub use activities::Activities;
+pub use alerts::Alerts;
 pub use events::EventRouter;
+pub use notifications::Notifications;
 pub use runs::Runs;
 pub use schedules::Schedules;
 
@@ -63,6 +69,8 @@ pub struct Services {
     pub schedules: Schedules,
     pub runs: Runs,
     pub events: EventRouter,
+    pub alerts: Alerts,
+    pub notifications: Notifications,
 }
 
 impl Services {
@@ -77,6 +85,12 @@ impl Services {
         Self {
             schedules: Schedules::new(activities.clone(), run_store.clone()),
             runs: Runs::new(activities.clone(), run_store),
+            alerts: Alerts::new(AlertStore::new(pool.clone()), activities.store().clone()),
+            notifications: Notifications::new(
+                NotificationStore::new(pool.clone()),
+                gateway.clone(),
+                task_queue.clone(),
+            ),
             events: EventRouter::new(EventStore::new(pool), gateway, task_queue),
             activities,
         }

@@ -265,6 +265,8 @@ mod tests {
                     config: Default::default(),
                 }],
                 dedupe_key_strategy: None,
+                alerts: None,
+                notify: vec![],
             },
             paused: false,
             pause_note: None,
