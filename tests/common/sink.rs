@@ -16,17 +16,30 @@ pub struct WebhookSink {
 impl WebhookSink {
     /// Answers `status` after `delay`.
     pub async fn start(status: u16, delay: Duration) -> Self {
+        Self::start_sequence(vec![], status, delay).await
+    }
+
+    /// Answers the statuses of `first` in turn (one per request), then
+    /// `status` to every later request, each after `delay`.
+    pub async fn start_sequence(first: Vec<u16>, status: u16, delay: Duration) -> Self {
         let received: Arc<std::sync::Mutex<Vec<Delivery>>> = Arc::default();
         let log = received.clone();
+        let first = Arc::new(first);
         let app = axum::Router::new().route(
             "/hook",
             axum::routing::post(
                 move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
                     let log = log.clone();
+                    let first = first.clone();
                     async move {
-                        if let Ok(mut log) = log.lock() {
-                            log.push((headers, body.to_vec()));
-                        }
+                        let seen = match log.lock() {
+                            Ok(mut log) => {
+                                log.push((headers, body.to_vec()));
+                                log.len()
+                            }
+                            Err(_) => 0,
+                        };
+                        let status = first.get(seen.wrapping_sub(1)).copied().unwrap_or(status);
                         tokio::time::sleep(delay).await;
                         (
                             axum::http::StatusCode::from_u16(status)
