@@ -44,7 +44,7 @@ pub struct AlertsBody {
 pub struct NotifyBody {
     /// Absolute http(s) URL. Internal addresses are refused at delivery
     /// unless the SSRF guard is off (`ACP_WEBHOOK_ALLOW_INTERNAL`).
-    #[schema(example = "https://hooks.example.com/acp")]
+    #[schema(example = "https://hooks.example.com/acp", max_length = 2048)]
     pub url: String,
     /// Name of a worker environment variable holding the HMAC-SHA256 secret
     /// (`X-Signature: sha256=<hex>` of the body).
@@ -138,12 +138,17 @@ pub fn parse_target(
         }
     };
     let before = errors.len();
-    match url::Url::parse(url) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
-        _ => errors.push(FieldError::new(
+    let parsed = url::Url::parse(url);
+    if url.len() > 2048 || url.chars().any(char::is_control) {
+        errors.push(FieldError::new(
+            field("url"),
+            "must be at most 2048 characters, no control characters",
+        ));
+    } else if !parsed.is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some()) {
+        errors.push(FieldError::new(
             field("url"),
             "must be an absolute http(s) URL",
-        )),
+        ));
     }
     if let Some(name) = secret_ref
         && !is_env_var_name(name)

@@ -32,7 +32,7 @@ const DELIVERY_CURSOR_SCOPE: &str = "deliveries";
 pub struct SubscriptionRequest {
     /// Absolute http(s) URL. Internal addresses are refused at delivery
     /// unless the SSRF guard is off (`ACP_WEBHOOK_ALLOW_INTERNAL`).
-    #[schema(example = "https://hooks.example.com/acp")]
+    #[schema(example = "https://hooks.example.com/acp", max_length = 2048)]
     pub url: String,
     #[serde(default)]
     #[schema(example = "NOTIFY_SECRET", pattern = r"^[A-Z_][A-Z0-9_]{0,127}$")]
@@ -168,11 +168,11 @@ pub async fn create_subscription(
         &request.types,
     );
     if let Some(d) = &request.description
-        && d.chars().count() > 2000
+        && (d.chars().count() > 2000 || d.chars().any(|c| c.is_control() && c != '\n' && c != '\t'))
     {
         errors.push(crate::domain::FieldError::new(
             "description",
-            "must be at most 2000 characters",
+            "must be at most 2000 characters, no control characters",
         ));
     }
     let Some(target) = target.filter(|_| errors.is_empty()) else {
