@@ -82,6 +82,11 @@ impl NotificationRow {
 const DELIVERY_COLUMNS: &str = "d.id, d.notification_id, d.destination, d.subscription_id, d.url, \
      d.secret_ref, d.state, d.attempts, d.last_error, d.created_at, d.dispatched_at, d.finished_at, n.type";
 
+/// Longer than any delivery workflow runs (8 attempts of at most 30 s,
+/// at most 60 s apart): a delivery still `dispatched` after this is handed
+/// over again.
+pub const REDISPATCH_AFTER: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
 #[derive(Clone)]
 pub struct NotificationStore {
     pool: PgPool,
@@ -234,17 +239,23 @@ impl NotificationStore {
 
     /// Pending deliveries that may go now: no earlier delivery about the
     /// same subject to the same destination is still on its way (in order
-    /// per run and per alert).
+    /// per run and per alert). Also deliveries handed over longer ago than
+    /// any delivery workflow lives (`REDISPATCH_AFTER`): handing them over
+    /// again is a duplicate while Temporal knows the workflow, and a new
+    /// delivery if it was lost (terminated by hand, namespace reset).
     pub async fn deliverable(&self, limit: i64) -> StoreResult<Vec<Uuid>> {
         let rows: Vec<(Uuid,)> = sqlx::query_as(
             "SELECT d.id FROM notification_deliveries d
-             WHERE d.state = 'pending' AND NOT EXISTS (
+             WHERE (d.state = 'pending'
+                    OR (d.state = 'dispatched' AND d.dispatched_at < now() - make_interval(secs => $2)))
+               AND NOT EXISTS (
                  SELECT 1 FROM notification_deliveries e
                  WHERE e.destination = d.destination AND e.subject = d.subject
                    AND e.seq < d.seq AND e.state IN ('pending', 'dispatched'))
              ORDER BY d.seq LIMIT $1",
         )
         .bind(limit)
+        .bind(REDISPATCH_AFTER.as_secs_f64())
         .fetch_all(&self.pool)
         .await?;
         Ok(rows.into_iter().map(|r| r.0).collect())
@@ -253,7 +264,7 @@ impl NotificationStore {
     pub async fn mark_dispatched(&self, id: Uuid) -> StoreResult<()> {
         sqlx::query(
             "UPDATE notification_deliveries SET state = 'dispatched', dispatched_at = now()
-             WHERE id = $1 AND state = 'pending'",
+             WHERE id = $1 AND state IN ('pending', 'dispatched')",
         )
         .bind(id)
         .execute(&self.pool)
