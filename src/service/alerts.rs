@@ -142,6 +142,8 @@ impl Alerts {
             since = since.max(now - every.as_chrono() * (MAX_TIMES as i32 + 1));
         }
         let mut times = nominal_times_between(&trigger.cadence, since, now, usize::MAX >> 1);
+        // No fires after `end_at`: nothing is expected of those times.
+        times.retain(|t| trigger.end_at.is_none_or(|end| *t <= end));
         if times.len() > MAX_TIMES {
             times.drain(..times.len() - MAX_TIMES);
         }
