@@ -270,6 +270,43 @@ async fn late_start_opens_when_the_worker_stops_and_resolves_when_it_returns(poo
     worker.stop().await;
 }
 
+/// `acp api` alone (no worker in it) runs the evaluator: a deployment of
+/// api + worker processes notices its workers stopping.
+#[sqlx::test(migrations = "./migrations")]
+async fn acp_api_notices_a_stopped_worker(pool: PgPool) {
+    let _serial = SERIAL.lock().await;
+    let server = shared_temporal();
+    let namespace = new_namespace(&server.address()).await;
+    // In-process: the worker (and an HTTP client to the same database).
+    let app = TestApp::spawn(pool.clone(), &server.address(), &namespace).await;
+    let api = ServeProcess::start_command(
+        "api",
+        &pool,
+        &server.address(),
+        &namespace,
+        &[("ACP_TASK_QUEUE", TASK_QUEUE), ("ACP_ALERT_INTERVAL", "1")],
+    )
+    .await;
+    let worker = app.worker(false, Default::default());
+    let created = app.create(&every_two_seconds("api-process")).await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    first_success(&app, &id).await;
+    worker.stop().await;
+    let alert = open_alert_of_kind(&app, &id, "late_start", Duration::from_secs(30)).await;
+    // The figure is served by the process that evaluated.
+    let text = reqwest::get(format!("{}/metrics", api.base))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .text()
+        .await
+        .unwrap_or_default();
+    let gauge = format!("acp_alerts_open{{activity=\"{id}\",kind=\"late_start\"}} 1");
+    assert!(text.lines().any(|l| l == gauge), "{alert}\n{}", api.log());
+    let _ = app
+        .patch(&format!("/v1/activities/{id}"), &json!({"enabled": false}))
+        .await;
+}
+
 #[sqlx::test(migrations = "./migrations")]
 async fn late_start_opens_while_temporal_is_down(pool: PgPool) {
     let _serial = SERIAL.lock().await;

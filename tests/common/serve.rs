@@ -32,12 +32,23 @@ impl ServeProcess {
         namespace: &str,
         env: &[(&str, &str)],
     ) -> Self {
+        Self::start_command("serve", pool, temporal_address, namespace, env).await
+    }
+
+    /// `acp <subcommand>` (`serve` or `api`) the same way.
+    pub async fn start_command(
+        subcommand: &str,
+        pool: &PgPool,
+        temporal_address: &str,
+        namespace: &str,
+        env: &[(&str, &str)],
+    ) -> Self {
         let port = free_port();
         let log_path = std::env::temp_dir().join(format!("acp-serve-{}.log", uuid::Uuid::new_v4()));
         let log = std::fs::File::create(&log_path).unwrap_or_else(|e| panic!("{e}"));
         let mut command = Command::new(acp_bin());
         command
-            .arg("serve")
+            .arg(subcommand)
             .env("DATABASE_URL", database_url(pool))
             .env("TEMPORAL_ADDRESS", temporal_address)
             .env("TEMPORAL_NAMESPACE", namespace)
@@ -52,7 +63,7 @@ impl ServeProcess {
         }
         let child = command
             .spawn()
-            .unwrap_or_else(|e| panic!("spawn acp serve: {e}"));
+            .unwrap_or_else(|e| panic!("spawn acp {subcommand}: {e}"));
         let served = Self {
             child,
             base: format!("http://127.0.0.1:{port}"),
