@@ -236,3 +236,59 @@ async fn a_loopback_url_is_refused_unless_the_ssrf_guard_is_off(pool: PgPool) {
     dispatching.stop().await;
     open.stop().await;
 }
+
+/// In order per subject: a later notification about the same run to the
+/// same destination waits until the earlier one's delivery has finished;
+/// other runs' notifications do not wait for it. (No Temporal: the
+/// dispatcher's choice of what may go is PostgreSQL's.)
+#[sqlx::test(migrations = "./migrations")]
+async fn a_later_notification_of_a_run_waits_for_the_earlier_one(pool: PgPool) {
+    let app = TestApp::without_temporal(pool.clone()).await;
+    let created = app.create(&event_activity("ordered")).await;
+    let activity: uuid::Uuid = created["id"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_default();
+    let subscription = subscribe(&app, &json!({"url": "https://hooks.example.com/x"})).await;
+    let record = |kind: &'static str, subject: &'static str| {
+        let pool = pool.clone();
+        async move {
+            let (id,): (uuid::Uuid,) = sqlx::query_as(
+                "INSERT INTO notifications (type, activity_id, subject, data)
+                 VALUES ($1, $2, $3, '{}') RETURNING id",
+            )
+            .bind(kind)
+            .bind(activity)
+            .bind(subject)
+            .fetch_one(&pool)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+            id
+        }
+    };
+    let failed = record("run.failed", "run-a").await;
+    let succeeded = record("run.succeeded", "run-a").await;
+    let other = record("run.succeeded", "run-b").await;
+    let store = acp::store::NotificationStore::new(pool.clone());
+    assert_eq!(store.fan_out(100).await.ok(), Some(3));
+    let destination = format!("subscription:{subscription}");
+    let delivery = |n| acp::domain::notify::delivery_id(n, &destination);
+
+    let ready = store.deliverable(100).await.unwrap_or_default();
+    assert_eq!(ready, [delivery(failed), delivery(other)]);
+    // Handed over but not finished: run-a's next still waits.
+    let _ = store.mark_dispatched(delivery(failed)).await;
+    assert_eq!(
+        store.deliverable(100).await.unwrap_or_default(),
+        [delivery(other)]
+    );
+    // Finished (even as failed): the next of run-a may go.
+    let _ = store.finish(delivery(failed), false, Some("gave up")).await;
+    assert_eq!(
+        store.deliverable(100).await.unwrap_or_default(),
+        [delivery(succeeded), delivery(other)]
+    );
+    // A second fan-out finds nothing new and makes no second delivery.
+    assert_eq!(store.fan_out(100).await.ok(), Some(0));
+    assert_eq!(deliveries(&app, &subscription).await.len(), 3);
+}
