@@ -187,7 +187,7 @@ async fn late_start_opens_when_the_worker_stops_and_resolves_when_it_returns(poo
     );
     assert!(opened_at - stopped < chrono::Duration::seconds(10));
     // The fires Temporal dropped while nobody ran them are missed.
-    let missed = open_alert_of_kind(&app, &id, "missed_fire", Duration::from_secs(15)).await;
+    let missed = open_alert_of_kind(&app, &id, "missed_fire", Duration::from_secs(30)).await;
     assert!(missed["detail"]["missed"].as_u64() >= Some(1), "{missed}");
     assert_eq!(metric(&app, &gauge).await, 1.0);
     assert!(metric(&app, opened_counter).await >= opened_before + 1.0);
@@ -216,7 +216,7 @@ async fn late_start_opens_when_the_worker_stops_and_resolves_when_it_returns(poo
     resolved(
         &app,
         missed["id"].as_str().unwrap_or_default(),
-        Duration::from_secs(30),
+        Duration::from_secs(60),
     )
     .await;
     let all = alerts_of(&app, &id, None).await;
@@ -237,7 +237,7 @@ async fn late_start_opens_when_the_worker_stops_and_resolves_when_it_returns(poo
         .iter()
         .map(|a| a["id"].as_str().unwrap_or_default().to_owned())
         .collect();
-    let heard = eventually(Duration::from_secs(30), || async {
+    let heard = eventually(Duration::from_secs(60), || async {
         let events: Vec<(String, String)> = sink
             .bodies()
             .iter()

@@ -136,8 +136,12 @@ impl Alerts {
         if expect.start_within.is_none() && !expect.missed_fires {
             return Ok(out);
         }
-        // The most recent nominal times, at most MAX_TIMES of them.
-        let mut since = (now - LOOKBACK).max(activity.created_at - chrono::Duration::seconds(1));
+        // The most recent nominal times, at most MAX_TIMES of them, after the
+        // activity's last change: a time before it was judged by what the
+        // activity was then (disabled, paused, without this expectation),
+        // which the database does not keep. So re-enabling an activity does
+        // not raise alerts about the times it was disabled for.
+        let mut since = (now - LOOKBACK).max(activity.updated_at);
         if let Cadence::Interval { every } = &trigger.cadence {
             since = since.max(now - every.as_chrono() * (MAX_TIMES as i32 + 1));
         }
