@@ -201,6 +201,7 @@ impl Settings {
             database: sqlx::postgres::PgConnectOptions::from_str(&self.database_url)?,
             db_max_connections: self.db_max_connections,
             allow_internal_webhooks: self.webhook_allow_internal,
+            #[cfg(feature = "fault-injection")]
             faults: Default::default(),
         })
     }

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub struct Faults {
     /// This many event dispatches "crash" right after their row is written.
     pub crash_after_claim: AtomicU32,
+    /// `log_run` fails this many times right after its insert.
+    pub fail_log_run_after_insert: AtomicU32,
 }
 
 /// Takes one from `counter` if any is left: whether the fault fires now.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use acp::temporal::activities::Faults;
+use acp::faults::Faults;
 use common::*;
 use serde_json::{Value, json};
 use sqlx::PgPool;

@@ -38,6 +38,16 @@ fn with(pointer: &str, value: Option<Value>) -> Value {
     body
 }
 
+/// `valid()` with one webhook task carrying `extra` next to its config.
+fn webhook_with(extra: Value) -> Value {
+    let mut task =
+        json!({"task_type": "webhook", "config": {"url": "https://hooks.example.com/x"}});
+    if let (Some(task), Some(extra)) = (task.as_object_mut(), extra.as_object()) {
+        task.extend(extra.clone());
+    }
+    with("/tasks", Some(json!([task])))
+}
+
 fn interval(every: Value) -> Value {
     with(
         "/trigger",
@@ -247,6 +257,102 @@ async fn bad_activity_bodies_name_their_field(pool: PgPool) {
             with("/tasks", Some(json!([{"task_type": "noop", "extra": 1}]))),
             400,
             "tasks[0].extra",
+        ),
+        // Task policies: every problem is a 422 naming the field.
+        (
+            webhook_with(json!({"retry": {"max_attempts": 0}})),
+            422,
+            "tasks[0].retry.max_attempts",
+        ),
+        (
+            webhook_with(json!({"retry": {"max_attempts": -2}})),
+            422,
+            "tasks[0].retry.max_attempts",
+        ),
+        (
+            webhook_with(json!({"retry": {"max_attempts": 101}})),
+            422,
+            "tasks[0].retry.max_attempts",
+        ),
+        (
+            webhook_with(json!({"retry": {"initial_interval": "-PT1S"}})),
+            422,
+            "tasks[0].retry.initial_interval",
+        ),
+        (
+            webhook_with(json!({"retry": {"initial_interval": "PT0S"}})),
+            422,
+            "tasks[0].retry.initial_interval",
+        ),
+        (
+            webhook_with(json!({"retry": {"max_interval": "-PT30S"}})),
+            422,
+            "tasks[0].retry.max_interval",
+        ),
+        (
+            webhook_with(json!({"retry": {"initial_interval": "PT10S", "max_interval": "PT5S"}})),
+            422,
+            "tasks[0].retry.max_interval",
+        ),
+        (
+            webhook_with(json!({"retry": {"backoff": 0.5}})),
+            422,
+            "tasks[0].retry.backoff",
+        ),
+        (
+            webhook_with(json!({"retry": {"backoff": 11}})),
+            422,
+            "tasks[0].retry.backoff",
+        ),
+        (
+            webhook_with(json!({"retry": {"non_retryable": [200]}})),
+            422,
+            "tasks[0].retry.non_retryable",
+        ),
+        (
+            webhook_with(json!({"retry": {"attempts": 2}})),
+            422,
+            "tasks[0].retry.attempts",
+        ),
+        (webhook_with(json!({"retry": 3})), 422, "tasks[0].retry"),
+        (
+            webhook_with(json!({"timeout": "PT0S"})),
+            422,
+            "tasks[0].timeout",
+        ),
+        (
+            webhook_with(json!({"timeout": "-PT5S"})),
+            422,
+            "tasks[0].timeout",
+        ),
+        (
+            webhook_with(json!({"timeout": "PT6M"})),
+            422,
+            "tasks[0].timeout",
+        ),
+        (
+            webhook_with(json!({"timeout": "soon"})),
+            422,
+            "tasks[0].timeout",
+        ),
+        (webhook_with(json!({"timeout": 5})), 400, "tasks[0].timeout"),
+        (
+            with(
+                "/tasks",
+                Some(
+                    json!([{"task_type": "charge-card", "config": {"task_queue": "q"}, "retry": {"non_retryable": [503]}}]),
+                ),
+            ),
+            422,
+            "tasks[0].retry.non_retryable",
+        ),
+        (
+            with(
+                "/tasks",
+                Some(json!([{"task_type": "noop", "retry": {"max_attempts": 2}}])),
+            ),
+            422,
+            "tasks[0].retry",
         ),
         (
             with("/dedupe_key_strategy", Some(json!(7))),

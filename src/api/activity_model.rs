@@ -8,13 +8,11 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::alert_model::{
-    AlertsBody, NotifyBody, alerts_body, is_env_var_name, notify_body, parse_alerts, parse_notify,
+    AlertsBody, NotifyBody, alerts_body, notify_body, parse_alerts, parse_notify,
 };
 use super::alerts::AlertResponse;
 use crate::domain::FieldError;
-use crate::domain::activity::{
-    Activity, ActivityDefinition, SyncState, TaskKind, TaskSpec, TaskType,
-};
+use crate::domain::activity::{Activity, ActivityDefinition, SyncState, TaskSpec, TaskType};
 use crate::domain::duration::IsoDuration;
 use crate::domain::ids;
 use crate::domain::trigger::{
@@ -138,11 +136,82 @@ pub struct TaskBody {
     pub name: Option<String>,
     /// Type-specific settings. `webhook`: `url` (required), `secret_ref`
     /// (name of a worker environment variable holding the HMAC secret),
-    /// `timeout` (ISO-8601). Other types: `task_queue` (required), the rest
-    /// is passed to the activity.
+    /// `timeout` (the older place for the task's `timeout`; set one of the
+    /// two). Other types: `task_queue` (required), the rest is passed to the
+    /// activity. `noop` ignores its config.
     #[serde(default)]
     #[schema(value_type = Object)]
     pub config: serde_json::Map<String, serde_json::Value>,
+    /// How long one attempt may take, ISO-8601. `webhook`: `PT1S` to `PT5M`,
+    /// default `PT10S` (the HTTP request's timeout). Other types: `PT1S` to
+    /// `PT24H` (`P1D`), default `PT5M` (the activity's start-to-close timeout).
+    /// Not for `noop`.
+    // The pattern is exactly what `domain::task` reads: days, hours, minutes
+    // and (fractional) seconds, in that order, at least one of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(
+        pattern = r"^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$",
+        example = "PT10S"
+    )]
+    pub timeout: Option<String>,
+    /// How failed attempts are retried; left-out fields keep the defaults.
+    /// Not for `noop`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<RetryBody>)]
+    pub retry: Option<serde_json::Value>,
+}
+
+/// The schema of `retry.non_retryable`: up to 50 HTTP statuses.
+fn status_list() -> utoipa::openapi::Array {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaType, Type};
+    ArrayBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(300))
+                .maximum(Some(599)),
+        )
+        .max_items(Some(crate::domain::task::MAX_NON_RETRYABLE))
+        .description(Some(
+            "`webhook` only: HTTP statuses (300 to 599) that end the task at once.\n\
+             Replaces the default list (every 4xx except 408 and 429).",
+        ))
+        .examples([serde_json::json!([400, 401, 403, 404, 503])])
+        .build()
+}
+
+/// How failed attempts of a task are retried (Temporal activity retries).
+/// Left-out fields keep the defaults of the task's type. `webhook`: 5
+/// attempts, `PT1S` initial interval, backoff 2, `PT30S` maximum interval,
+/// and every 4xx except 408 and 429 is not retried. Other types: 3 attempts,
+/// `PT1S`, backoff 2, maximum interval 100 × the initial interval. Problems
+/// with any field, unknown fields included, are 422 problems naming it.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // the schema of `TaskBody.retry`; `domain::task` parses it
+pub struct RetryBody {
+    /// Attempts in all, the first included: 1 means no retry.
+    #[schema(minimum = 1, maximum = 100, example = 3)]
+    pub max_attempts: Option<u32>,
+    /// The wait before the first retry, ISO-8601, `PT0.1S` to `PT1H`.
+    #[schema(
+        pattern = r"^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$",
+        example = "PT1S"
+    )]
+    pub initial_interval: Option<String>,
+    /// Each wait is the previous one times this: 1 (constant) to 10.
+    #[schema(minimum = 1, maximum = 10, example = 2.0)]
+    pub backoff: Option<f64>,
+    /// The longest wait, ISO-8601, `PT0.1S` to `PT24H`, not shorter than
+    /// `initial_interval`.
+    #[schema(
+        pattern = r"^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$",
+        example = "PT30S"
+    )]
+    pub max_interval: Option<String>,
+    #[schema(schema_with = status_list)]
+    pub non_retryable: Option<Vec<u16>>,
 }
 
 /// Whether Temporal holds the schedule the database describes.
@@ -358,8 +427,11 @@ fn parse_trigger(errors: &mut Errors, body: TriggerBody) -> Option<Trigger> {
                 Some(text) => errors.take("trigger.timezone", TimeZoneName::parse(text)),
                 None => Some(TimeZoneName::default()),
             };
-            cron.zip(timezone)
-                .map(|(cron, timezone)| Cadence::Cron { cron, timezone })
+            cron.zip(timezone).map(|(cron, timezone)| Cadence::Cron {
+                cron,
+                timezone,
+                dst: Default::default(),
+            })
         }
         TriggerKind::Interval => {
             not_for(errors, "cron", body.cron.is_some(), "interval");
@@ -434,75 +506,26 @@ fn parse_task(errors: &mut Errors, index: usize, body: TaskBody) -> Option<TaskS
     if let Some(name) = &body.name {
         check_text(errors, &at("name"), name, 200);
     }
-    let config = &body.config;
-    if serde_json::to_vec(config).map(|v| v.len()).unwrap_or(0) > 64 * 1024 {
+    if serde_json::to_vec(&body.config)
+        .map(|v| v.len())
+        .unwrap_or(0)
+        > 64 * 1024
+    {
         errors.push(at("config"), "must be at most 64 KiB of JSON");
     }
-    if let Some(task_type) = &task_type {
-        match task_type.kind() {
-            TaskKind::Noop => {}
-            TaskKind::Webhook => {
-                for key in config.keys() {
-                    match key.as_str() {
-                        "url" | "secret_ref" | "timeout" => {}
-                        "secret" => errors.push(
-                            at("config.secret"),
-                            "secrets are never stored; put the secret in a worker environment variable and name it in `secret_ref`",
-                        ),
-                        other => errors.push(
-                            at(&format!("config.{other}")),
-                            "is not a webhook setting (url, secret_ref, timeout)",
-                        ),
-                    }
-                }
-                match config.get("url") {
-                    Some(serde_json::Value::String(text)) => match url::Url::parse(text) {
-                        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
-                        _ => errors.push(at("config.url"), "must be an absolute http(s) URL"),
-                    },
-                    Some(_) => errors.push(at("config.url"), "must be a string"),
-                    None => errors.push(at("config.url"), "is required for webhook tasks"),
-                }
-                match config.get("secret_ref") {
-                    None | Some(serde_json::Value::Null) => {}
-                    Some(serde_json::Value::String(name)) if is_env_var_name(name) => {}
-                    Some(_) => errors.push(
-                        at("config.secret_ref"),
-                        "must name an environment variable (A-Z, 0-9, _)",
-                    ),
-                }
-                match config.get("timeout") {
-                    None | Some(serde_json::Value::Null) => {}
-                    Some(serde_json::Value::String(text)) => match IsoDuration::parse(text) {
-                        Ok(d)
-                            if d.as_std() >= std::time::Duration::from_secs(1)
-                                && d.as_std() <= std::time::Duration::from_secs(300) => {}
-                        Ok(_) => errors.push(at("config.timeout"), "must be from PT1S to PT5M"),
-                        Err(m) => errors.push(at("config.timeout"), m),
-                    },
-                    Some(_) => {
-                        errors.push(at("config.timeout"), "must be an ISO-8601 duration string")
-                    }
-                }
-            }
-            TaskKind::External => match config.get("task_queue") {
-                Some(serde_json::Value::String(q)) if !q.trim().is_empty() && q.len() <= 200 => {}
-                Some(_) => errors.push(
-                    at("config.task_queue"),
-                    "must be a task queue name, 1 to 200 characters",
-                ),
-                None => errors.push(
-                    at("config.task_queue"),
-                    "is required: the task queue whose worker implements this task type",
-                ),
-            },
-        }
-    }
-    Some(TaskSpec {
+    let spec = TaskSpec {
         task_type: task_type?,
         name: body.name,
         config: body.config,
-    })
+        timeout: body.timeout,
+        // `"retry": null` is no retry settings.
+        retry: body.retry.filter(|r| !r.is_null()),
+    };
+    if let Err(found) = spec.parse() {
+        let parent = format!("tasks[{index}]");
+        errors.0.extend(found.into_iter().map(|e| e.under(&parent)));
+    }
+    Some(spec)
 }
 
 /// The request form of a stored definition: what a client would PUT to get
@@ -521,6 +544,8 @@ pub fn request_of(def: &ActivityDefinition) -> ActivityRequest {
                 task_type: t.task_type.as_str().to_owned(),
                 name: t.name.clone(),
                 config: t.config.clone(),
+                timeout: t.timeout.clone(),
+                retry: t.retry.clone(),
             })
             .collect(),
         dedupe_key_strategy: def.dedupe_key_strategy.clone(),
@@ -549,7 +574,7 @@ fn trigger_body(trigger: &Trigger) -> TriggerBody {
         }
         Trigger::Scheduled(s) => {
             match &s.cadence {
-                Cadence::Cron { cron, timezone } => {
+                Cadence::Cron { cron, timezone, .. } => {
                     body.kind = TriggerKind::Cron;
                     body.cron = Some(cron.as_str().to_owned());
                     body.timezone = Some(timezone.name().to_owned());
@@ -641,12 +666,19 @@ mod tests {
                         "start_at": null, "end_at": null, "jitter": null},
             "tasks": [
                 {"task_type": "webhook", "name": "notify", "config": {"url": "https://hooks.example.com/x", "secret_ref": "HOOK_SECRET"}},
+                {"task_type": "webhook", "config": {"url": "https://hooks.example.com/y"},
+                 "timeout": "PT5S", "retry": {"max_attempts": 2, "non_retryable": [503]}},
                 {"task_type": "noop"}
             ],
             "dedupe_key_strategy": "skip"
         });
         let def = parse(body).unwrap();
         assert_eq!(def.dedupe_key_strategy.as_deref(), Some("skip"));
+        assert_eq!(def.tasks[1].timeout.as_deref(), Some("PT5S"));
+        assert_eq!(
+            def.tasks[1].retry,
+            Some(json!({"max_attempts": 2, "non_retryable": [503]}))
+        );
         let again = request_of(&def).into_definition().unwrap();
         assert_eq!(again, def);
     }

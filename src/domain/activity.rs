@@ -6,6 +6,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::FieldError;
+use super::task::Task;
 use super::trigger::Trigger;
 
 /// A task type name: `noop`, `webhook`, or the name of an activity type that
@@ -66,11 +68,32 @@ pub enum TaskKind {
     External,
 }
 
+/// One task as the user wrote it, and as it is stored and carried to the
+/// worker; [`TaskSpec::parse`] gives what it means (`domain::task`). Every
+/// stored spec parsed when it was written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskSpec {
     pub task_type: TaskType,
     pub name: Option<String>,
     pub config: serde_json::Map<String, serde_json::Value>,
+    /// One attempt's limit, ISO-8601 (absent in definitions from before
+    /// task policies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+    /// The retry settings object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<serde_json::Value>,
+}
+
+impl TaskSpec {
+    pub fn parse(&self) -> Result<Task, Vec<FieldError>> {
+        Task::parse(
+            &self.task_type,
+            &self.config,
+            self.timeout.as_deref(),
+            self.retry.as_ref(),
+        )
+    }
 }
 
 /// What a user asked for. Once built it is valid: every constructor path goes

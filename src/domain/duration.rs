@@ -82,6 +82,12 @@ impl IsoDuration {
         Ok(Self(Duration::new(secs, sub)))
     }
 
+    /// For durations the code itself names (bounds, defaults), which are
+    /// well within `parse`'s ten years.
+    pub fn from_std(duration: Duration) -> Self {
+        Self(duration)
+    }
+
     pub fn from_secs(secs: u64) -> Self {
         Self(Duration::from_secs(secs))
     }

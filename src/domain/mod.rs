@@ -57,12 +57,14 @@ macro_rules! named_enum {
 
 pub mod activity;
 pub mod alert;
+pub mod calendar;
 pub mod duration;
 pub mod event;
 pub mod ids;
 pub mod misfire;
 pub mod notify;
 pub mod run;
+pub mod task;
 pub mod timeline;
 pub mod trigger;
 pub mod window;
@@ -81,6 +83,15 @@ impl FieldError {
         Self {
             field: field.into(),
             message: message.into(),
+        }
+    }
+
+    /// The same error under a parent field: `config.url` under `tasks[1]`
+    /// is `tasks[1].config.url`.
+    pub fn under(self, parent: &str) -> Self {
+        Self {
+            field: format!("{parent}.{}", self.field),
+            message: self.message,
         }
     }
 }

@@ -5,17 +5,19 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+use super::calendar::{CronSchedule, DstPolicy};
 use super::duration::IsoDuration;
 
 /// A five-field cron expression (`minute hour day-of-month month day-of-week`)
-/// or one of the `@hourly`-style shorthands, as Temporal's `cron_string` takes it.
+/// or one of the `@hourly`-style shorthands, with POSIX/Vixie semantics; see
+/// `calendar::CronSchedule` for what is accepted and why the rest is not.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct CronExpr {
+    /// The user's text, kept as written: it is what the API shows back.
     text: String,
-    /// Boxed: the parsed form is large and most code only moves the text.
     #[serde(skip)]
-    parsed: Box<croner::Cron>,
+    schedule: CronSchedule,
 }
 
 impl CronExpr {
@@ -27,23 +29,10 @@ impl CronExpr {
         if text.len() > 200 {
             return Err("must be at most 200 characters".into());
         }
-        if text.to_ascii_uppercase().starts_with("CRON_TZ") || text.starts_with("TZ=") {
-            return Err("must not carry a time zone prefix; use `timezone`".into());
-        }
-        if text.starts_with("@every") {
-            return Err("`@every` is not cron; use an `interval` trigger".into());
-        }
-        if !text.starts_with('@') && text.split_whitespace().count() != 5 {
-            return Err(format!(
-                "`{text}` must have exactly five fields: minute hour day-of-month month day-of-week"
-            ));
-        }
-        let parsed = croner::Cron::new(text)
-            .parse()
-            .map_err(|e| format!("`{text}` is not a valid cron expression: {e}"))?;
+        let schedule = CronSchedule::parse(text)?;
         Ok(Self {
             text: text.to_owned(),
-            parsed: Box::new(parsed),
+            schedule,
         })
     }
 
@@ -51,9 +40,9 @@ impl CronExpr {
         &self.text
     }
 
-    /// The next fire time strictly after `after`, in the given zone.
-    pub fn next_after(&self, after: DateTime<chrono_tz::Tz>) -> Option<DateTime<chrono_tz::Tz>> {
-        self.parsed.find_next_occurrence(&after, false).ok()
+    /// The parsed sets; `calendar` computes times from them.
+    pub fn schedule(&self) -> &CronSchedule {
+        &self.schedule
     }
 }
 
@@ -210,6 +199,9 @@ pub enum Cadence {
     Cron {
         cron: CronExpr,
         timezone: TimeZoneName,
+        /// Absent in rows and workflow payloads written before it existed.
+        #[serde(default)]
+        dst: DstPolicy,
     },
     Interval {
         every: IsoDuration,
@@ -361,15 +353,14 @@ mod tests {
     }
 
     #[test]
-    fn cron_next_after_respects_zone() {
-        let cron = CronExpr::parse("0 9 * * *").unwrap();
-        let tz = TimeZoneName::parse("Europe/Berlin").unwrap().tz();
-        let start = chrono::TimeZone::with_ymd_and_hms(&tz, 2026, 3, 1, 10, 0, 0).unwrap();
-        let next = cron.next_after(start).unwrap();
-        assert_eq!(
-            next.with_timezone(&Utc).to_rfc3339(),
-            "2026-03-02T08:00:00+00:00"
-        );
+    fn cadence_without_dst_still_reads() {
+        let stored =
+            serde_json::json!({"kind": "cron", "cron": "0 9 * * *", "timezone": "Europe/Berlin"});
+        let cadence: Cadence = serde_json::from_value(stored).unwrap();
+        let Cadence::Cron { dst, .. } = cadence else {
+            panic!("not cron");
+        };
+        assert_eq!(dst, DstPolicy::default());
     }
 
     #[test]

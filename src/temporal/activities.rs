@@ -1,7 +1,6 @@
 //! Workflow activities: every side effect of execution lives here.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use temporalio_common::error::ApplicationFailure;
@@ -12,27 +11,33 @@ use tracing::Instrument;
 
 use super::messages::*;
 use super::webhook;
+use crate::domain::duration::IsoDuration;
 use crate::domain::ids;
 use crate::domain::misfire::{Decision, Fire, SkipReason, catch_up_times, decide};
 use crate::domain::run::{RunStatus, RunTrigger, TaskStatus};
+use crate::domain::task::NonRetryable;
 use crate::domain::trigger::Cadence;
 use crate::store::runs::NewRun;
 use crate::store::{ActivityStore, RunStore};
-
-/// Test-only fault injection. Production never sets these; they exist so the
-/// idempotency of retries can be shown against the real engine.
-#[derive(Debug, Default)]
-pub struct Faults {
-    /// `log_run` fails this many times right after its insert.
-    pub fail_log_run_after_insert: AtomicU32,
-}
 
 pub struct ExecutionActivities {
     pub activities: ActivityStore,
     pub runs: RunStore,
     pub http: reqwest::Client,
     pub allow_internal_webhooks: bool,
-    pub faults: Arc<Faults>,
+    #[cfg(feature = "fault-injection")]
+    pub faults: Arc<crate::faults::Faults>,
+}
+
+impl ExecutionActivities {
+    /// Whether an injected failure hits this `log_run` (tests only).
+    fn log_run_fails_after_insert(&self) -> bool {
+        #[cfg(feature = "fault-injection")]
+        if crate::faults::fire(&self.faults.fail_log_run_after_insert) {
+            return true;
+        }
+        false
+    }
 }
 
 /// The span of one activity attempt: its name, the run it serves (all but
@@ -256,12 +261,7 @@ impl ExecutionActivities {
                     tasks_total: definition.tasks.len() as i32,
                 })
                 .await?;
-            let fail = self
-                .faults
-                .fail_log_run_after_insert
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                .is_ok();
-            if fail {
+            if self.log_run_fails_after_insert() {
                 return Err(
                     anyhow::anyhow!("injected fault: log_run failed after its insert").into(),
                 );
@@ -274,6 +274,8 @@ impl ExecutionActivities {
                         task_type: t.task_type.as_str().to_owned(),
                         name: t.name,
                         config: t.config,
+                        timeout: t.timeout,
+                        retry: t.retry,
                     })
                     .collect(),
                 run: run_json,
@@ -342,11 +344,14 @@ impl ExecutionActivities {
                     webhook::sign(secret.as_bytes(), &body),
                 );
             }
-            let response = request
-                .body(body)
-                .send()
-                .await
-                .map_err(|e| anyhow::anyhow!("webhook request failed: {e}"))?;
+            let response = request.body(body).send().await.map_err(|e| {
+                if e.is_timeout() {
+                    let timeout = IsoDuration::from_std(Duration::from_millis(input.timeout_ms));
+                    anyhow::anyhow!("webhook did not answer within {timeout}, the task's timeout")
+                } else {
+                    anyhow::anyhow!("webhook request failed: {e}")
+                }
+            })?;
             let status = response.status();
             let text = response.text().await.unwrap_or_default();
             let body = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
@@ -358,8 +363,7 @@ impl ExecutionActivities {
                 });
             }
             let message = format!("webhook answered {status}");
-            // A 4xx other than timeout/rate limit will not get better by retrying.
-            if status.is_client_error() && status.as_u16() != 408 && status.as_u16() != 429 {
+            if NonRetryable::from_list(input.non_retryable).contains(status.as_u16()) {
                 Err(non_retryable(message))
             } else {
                 Err(anyhow::anyhow!(message).into())

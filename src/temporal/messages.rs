@@ -37,6 +37,13 @@ pub struct TaskSpecMessage {
     pub task_type: String,
     pub name: Option<String>,
     pub config: serde_json::Map<String, serde_json::Value>,
+    /// The task's `timeout` and `retry` as written; absent in histories from
+    /// before task policies, which then run with the defaults (what they ran
+    /// with then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<serde_json::Value>,
 }
 
 /// What `log_run` hands back: the tasks of the definition version, and the
@@ -88,6 +95,10 @@ pub struct WebhookInput {
     pub url: String,
     pub secret_ref: Option<String>,
     pub timeout_ms: u64,
+    /// Statuses that are not retried; absent: every 4xx but 408 and 429
+    /// (`domain::task::NonRetryable`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_retryable: Option<Vec<u16>>,
     /// `{run, task, context}`, posted as JSON.
     pub body: serde_json::Value,
 }

@@ -6,19 +6,20 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 use temporalio_common::protos::temporal::api::common::v1::{Memo, Payload, Payloads, WorkflowType};
 use temporalio_common::protos::temporal::api::enums::v1::ScheduleOverlapPolicy;
 use temporalio_common::protos::temporal::api::schedule::v1::{
-    IntervalSpec, Schedule, ScheduleAction, SchedulePolicies, ScheduleSpec, ScheduleState,
-    schedule_action,
+    IntervalSpec, Range, Schedule, ScheduleAction, SchedulePolicies, ScheduleSpec, ScheduleState,
+    StructuredCalendarSpec, schedule_action,
 };
 use temporalio_common::protos::temporal::api::taskqueue::v1::TaskQueue;
 use temporalio_common::protos::temporal::api::workflow::v1::NewWorkflowExecutionInfo;
 use uuid::Uuid;
 
 use crate::domain::activity::Activity;
+use crate::domain::calendar::{EngineCalendar, FieldSet, engine_calendars, times_after};
 use crate::domain::trigger::{Cadence, MisfirePolicy, ScheduledTrigger};
 
 /// The workflow type every schedule starts. It learns its nominal time and
@@ -31,7 +32,8 @@ const MAX_CATCHUP_WINDOW: Duration = Duration::from_secs(365 * 86_400);
 
 /// Bumped whenever this translation changes, so every schedule counts as
 /// drifted and the reconciler rewrites it.
-const TRANSLATION_REVISION: u32 = 1;
+/// 2: structured calendars instead of cron strings (POSIX day matching).
+const TRANSLATION_REVISION: u32 = 2;
 
 pub const MEMO_SPEC_HASH: &str = "acp_spec_hash";
 pub const MEMO_ACTIVITY_ID: &str = "acp_activity_id";
@@ -67,31 +69,20 @@ pub fn overlap_policy(policy: MisfirePolicy) -> ScheduleOverlapPolicy {
 /// The longest gap between consecutive nominal times, sampled from a fixed
 /// reference so the result (and the spec hash) is deterministic.
 fn longest_gap(cadence: &Cadence, samples: usize) -> Duration {
-    match cadence {
-        Cadence::Interval { every } => every.as_std(),
-        Cadence::Cron { cron, timezone } => {
-            let tz = timezone.tz();
-            let Some(mut at) = tz.timestamp_opt(1_767_225_600, 0).single() else {
-                return MAX_CATCHUP_WINDOW;
-            }; // 2026-01-01T00:00:00Z
-            let mut longest = Duration::ZERO;
-            let mut previous = cron.next_after(at);
-            for _ in 0..samples {
-                let Some(prev) = previous else { break };
-                at = prev;
-                let next = cron.next_after(at);
-                if let Some(next) = next {
-                    let gap = (next - prev).to_std().unwrap_or(MAX_CATCHUP_WINDOW);
-                    longest = longest.max(gap);
-                }
-                previous = next;
-            }
-            if longest.is_zero() {
-                MAX_CATCHUP_WINDOW
-            } else {
-                longest
-            }
-        }
+    let reference = DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default(); // 2026-01-01T00:00:00Z
+    let times: Vec<DateTime<Utc>> = times_after(cadence, reference)
+        .take(samples + 1)
+        .map(|t| t.at)
+        .collect();
+    let longest = times
+        .windows(2)
+        .filter_map(|w| (w[1] - w[0]).to_std().ok())
+        .max()
+        .unwrap_or(MAX_CATCHUP_WINDOW);
+    if longest.is_zero() {
+        MAX_CATCHUP_WINDOW
+    } else {
+        longest
     }
 }
 
@@ -142,8 +133,15 @@ pub fn spec(trigger: &ScheduledTrigger) -> ScheduleSpec {
         ..Default::default()
     };
     match &trigger.cadence {
-        Cadence::Cron { cron, timezone } => {
-            spec.cron_string = vec![cron.as_str().to_owned()];
+        Cadence::Cron { cron, timezone, .. } => {
+            // Structured calendars, not the cron string: the engine would read
+            // day-of-month and day-of-week with AND; these make it fire the
+            // POSIX set (see `calendar::engine_calendars`). The DST policy is
+            // not the engine's business: the service makes up the difference.
+            spec.structured_calendar = engine_calendars(cron.schedule())
+                .iter()
+                .map(structured_calendar)
+                .collect();
             spec.timezone_name = timezone.name().to_owned();
         }
         Cadence::Interval { every } => {
@@ -154,6 +152,48 @@ pub fn spec(trigger: &ScheduledTrigger) -> ScheduleSpec {
         }
     }
     spec
+}
+
+/// One engine calendar as Temporal's proto: every field explicit (an empty
+/// list matches nothing), each set as the fewest arithmetic runs.
+pub fn structured_calendar(cal: &EngineCalendar) -> StructuredCalendarSpec {
+    StructuredCalendarSpec {
+        second: ranges(cal.seconds),
+        minute: ranges(cal.minutes),
+        hour: ranges(cal.hours),
+        day_of_month: ranges(cal.days_of_month),
+        month: ranges(cal.months),
+        // Empty means every year to the engine.
+        year: Vec::new(),
+        day_of_week: ranges(cal.days_of_week),
+        comment: String::new(),
+    }
+}
+
+/// A set as ranges with steps, greedily over neighbours: `0,15,30,45` is
+/// one range, step 15. A run is kept when it is contiguous or has three
+/// values or more, so `0,5,6` reads `0,5-6` rather than `0-5/5,6`.
+fn ranges(set: FieldSet) -> Vec<Range> {
+    let values: Vec<i32> = set.values().map(i32::from).collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < values.len() {
+        let step = values.get(i + 1).map_or(1, |next| next - values[i]);
+        let mut end = i;
+        while values.get(end + 1).is_some_and(|v| v - values[end] == step) {
+            end += 1;
+        }
+        if step != 1 && end - i < 2 {
+            end = i;
+        }
+        out.push(Range {
+            start: values[i],
+            end: values[end],
+            step: if end == i { 1 } else { step },
+        });
+        i = end + 1;
+    }
+    out
 }
 
 /// The launcher's workflow ID prefix; Temporal appends `-{nominal time}`.
@@ -248,6 +288,7 @@ mod tests {
     use crate::domain::activity::{ActivityDefinition, SyncState, SyncStatus, TaskSpec, TaskType};
     use crate::domain::duration::IsoDuration;
     use crate::domain::trigger::{CatchupLimit, CronExpr, EventType, TimeZoneName, Trigger};
+    use chrono::TimeZone;
 
     fn activity(trigger: Trigger) -> Activity {
         Activity {
@@ -263,6 +304,8 @@ mod tests {
                     task_type: TaskType::parse("noop").unwrap(),
                     name: None,
                     config: Default::default(),
+                    timeout: None,
+                    retry: None,
                 }],
                 dedupe_key_strategy: None,
                 alerts: None,
@@ -299,6 +342,15 @@ mod tests {
         Cadence::Cron {
             cron: CronExpr::parse("0 * * * *").unwrap(),
             timezone: TimeZoneName::parse("Europe/Berlin").unwrap(),
+            dst: Default::default(),
+        }
+    }
+
+    fn cron(text: &str) -> Cadence {
+        Cadence::Cron {
+            cron: CronExpr::parse(text).unwrap(),
+            timezone: TimeZoneName::default(),
+            dst: Default::default(),
         }
     }
 
@@ -393,12 +445,75 @@ mod tests {
     }
 
     #[test]
-    fn cron_spec_keeps_expression_and_zone() {
+    fn cron_spec_is_structured_in_the_zone() {
         let a = activity(scheduled(hourly_berlin(), MisfirePolicy::Skip, 10));
         let spec = desired_schedule(&a, "q").unwrap().schedule.spec.unwrap();
-        assert_eq!(spec.cron_string, vec!["0 * * * *".to_owned()]);
+        assert!(spec.cron_string.is_empty());
         assert_eq!(spec.timezone_name, "Europe/Berlin");
         assert!(spec.interval.is_empty());
+        assert_eq!(spec.structured_calendar.len(), 1);
+    }
+
+    /// A field as `start-end/step` runs, for compact table rows.
+    fn show(ranges: &[Range]) -> String {
+        ranges
+            .iter()
+            .map(|r| match (r.end == r.start, r.step) {
+                (true, _) => r.start.to_string(),
+                (false, 1) => format!("{}-{}", r.start, r.end),
+                (false, step) => format!("{}-{}/{step}", r.start, r.end),
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    #[test]
+    fn cron_calendar_table() {
+        // expression -> per calendar: "second minute hour dom month dow"
+        let table: [(&str, &[&str]); 9] = [
+            ("0 * * * *", &["0 0 0-23 1-31 1-12 0-6"]),
+            ("*/15 9-17 * * MON-FRI", &["0 0-45/15 9-17 1-31 1-12 1-5"]),
+            ("0 0 13 * FRI", &["0 0 0 13 1-12 0-6", "0 0 0 1-31 1-12 5"]),
+            (
+                "0 0 1,15 * 1",
+                &["0 0 0 1,15 1-12 0-6", "0 0 0 1-31 1-12 1"],
+            ),
+            ("0 0 */2 * MON", &["0 0 0 1-31/2 1-12 1"]),
+            ("@weekly", &["0 0 0 1-31 1-12 0"]),
+            ("0 12 * * 5-7", &["0 0 12 1-31 1-12 0,5-6"]),
+            ("5,7,9,20 0 * JAN,dec *", &["0 5-9/2,20 0 1-31 1,12 0-6"]),
+            // Feb 31 never comes: only the weekday calendar is sent.
+            ("0 0 31 2 MON", &["0 0 0 1-31 2 1"]),
+        ];
+        for (text, want) in table {
+            let spec = spec(&ScheduledTrigger {
+                cadence: cron(text),
+                misfire_policy: MisfirePolicy::Skip,
+                catchup_limit: CatchupLimit::default(),
+                misfire_grace: IsoDuration::from_secs(60),
+                start_at: None,
+                end_at: None,
+                jitter: None,
+            });
+            let got: Vec<String> = spec
+                .structured_calendar
+                .iter()
+                .map(|c| {
+                    assert!(c.year.is_empty(), "{text}");
+                    [
+                        &c.second,
+                        &c.minute,
+                        &c.hour,
+                        &c.day_of_month,
+                        &c.month,
+                        &c.day_of_week,
+                    ]
+                    .map(|f| show(f))
+                    .join(" ")
+                })
+                .collect();
+            assert_eq!(got, want, "{text}");
+        }
     }
 
     #[test]

@@ -6,14 +6,13 @@
 //! after a fatal poll error, and on stop lets in-flight tasks finish (or hands
 //! them back to the server) before it returns.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use temporalio_sdk::{Runtime, Worker, WorkerOptions};
 use tokio::sync::oneshot;
 
-use super::activities::{ExecutionActivities, Faults};
+use super::activities::ExecutionActivities;
 use super::notify::{DeliverNotificationWorkflow, NotifyActivities};
 use super::workflows::{LaunchScheduledRunWorkflow, RunActivityWorkflow, TaskInstanceWorkflow};
 use super::{TemporalGateway, TemporalSettings};
@@ -26,7 +25,9 @@ pub struct WorkerConfig {
     pub database: PgConnectOptions,
     pub db_max_connections: u32,
     pub allow_internal_webhooks: bool,
-    pub faults: Arc<Faults>,
+    /// Test-only fault hooks (the `fault-injection` feature).
+    #[cfg(feature = "fault-injection")]
+    pub faults: std::sync::Arc<crate::faults::Faults>,
 }
 
 /// A running worker; `stop` shuts it down gracefully.
@@ -131,6 +132,7 @@ async fn run_loop(config: WorkerConfig, mut stop: oneshot::Receiver<()>) {
             runs: RunStore::new(pool.clone()),
             http: http.clone(),
             allow_internal_webhooks: config.allow_internal_webhooks,
+            #[cfg(feature = "fault-injection")]
             faults: config.faults.clone(),
         };
         let options = match WorkerOptions::new(config.task_queue.clone())

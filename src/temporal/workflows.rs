@@ -18,8 +18,11 @@ use uuid::Uuid;
 use super::activities::{ExecutionActivities, root_message};
 use super::messages::*;
 use super::translate::{LauncherInput, json_payload, launcher_workflow_id_prefix};
+use crate::domain::FieldError;
+use crate::domain::activity::TaskType;
 use crate::domain::ids;
 use crate::domain::run::RunStatus;
+use crate::domain::task::{Retry, Task};
 
 /// Temporal sets this on every scheduled start: the nominal, pre-jitter time.
 const SCHEDULED_START: SearchAttributeKey<Timestamp> =
@@ -38,6 +41,20 @@ fn bookkeeping() -> ActivityOptions {
                 .maximum_interval(Duration::from_secs(10))
                 .build(),
         )
+        .build()
+}
+
+/// What Temporal allows a webhook attempt beyond its HTTP timeout, for the
+/// bookkeeping around the request; the request's own timeout ends it first.
+const WEBHOOK_ATTEMPT_GRACE: Duration = Duration::from_secs(5);
+
+/// A task's retry settings as Temporal's activity retry policy.
+fn retry_policy(retry: &Retry) -> RetryPolicy {
+    RetryPolicy::builder()
+        .initial_interval(retry.initial_interval)
+        .backoff_coefficient(retry.backoff)
+        .maybe_maximum_interval(retry.max_interval)
+        .maximum_attempts(retry.max_attempts)
         .build()
 }
 
@@ -282,44 +299,49 @@ impl TaskInstanceWorkflow {
             "index": input.index,
             "name": input.task.name,
         });
-        let config = &input.task.config;
-        let result: Result<(serde_json::Value, u32), String> = match input.task.task_type.as_str() {
-            "noop" => Ok((serde_json::json!({}), 1)),
-            "webhook" => {
-                let timeout_ms = config
-                    .get("timeout")
-                    .and_then(|v| v.as_str())
-                    .and_then(|t| crate::domain::duration::IsoDuration::parse(t).ok())
-                    .map(|d| d.as_std().as_millis() as u64)
-                    .unwrap_or(10_000);
-                let webhook = WebhookInput {
+        let spec = &input.task;
+        let task = TaskType::parse(&spec.task_type)
+            .map_err(|m| vec![FieldError::new("task_type", m)])
+            .and_then(|task_type| {
+                Task::parse(
+                    &task_type,
+                    &spec.config,
+                    spec.timeout.as_deref(),
+                    spec.retry.as_ref(),
+                )
+            });
+        let result: Result<(serde_json::Value, u32), String> = match task {
+            // Every stored definition parsed when it was written; this is a
+            // definition that a later version of the rules refuses.
+            Err(errors) => Err(format!(
+                "the task's definition does not parse: {}",
+                errors
+                    .iter()
+                    .map(|e| format!("{}: {}", e.field, e.message))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+            Ok(Task::Noop) => Ok((serde_json::json!({}), 1)),
+            Ok(Task::Webhook {
+                config: webhook,
+                policy,
+            }) => {
+                let input = WebhookInput {
                     task_id,
                     run_id: input.run_id,
-                    url: config
-                        .get("url")
-                        .and_then(|v| v.as_str())
-                        .unwrap_or_default()
-                        .to_owned(),
-                    secret_ref: config
-                        .get("secret_ref")
-                        .and_then(|v| v.as_str())
-                        .map(str::to_owned),
-                    timeout_ms,
+                    url: webhook.url.to_string(),
+                    secret_ref: webhook.secret_ref,
+                    timeout_ms: policy.timeout.as_millis() as u64,
+                    non_retryable: policy.retry.non_retryable.to_list(),
                     body: serde_json::json!({"run": input.run, "task": task_json, "context": input.context}),
                 };
-                let options = ActivityOptions::with_start_to_close_timeout(Duration::from_millis(
-                    timeout_ms + 5_000,
-                ))
-                .retry_policy(
-                    RetryPolicy::builder()
-                        .initial_interval(Duration::from_secs(1))
-                        .maximum_interval(Duration::from_secs(30))
-                        .maximum_attempts(5)
-                        .build(),
+                let options = ActivityOptions::with_start_to_close_timeout(
+                    policy.timeout + WEBHOOK_ATTEMPT_GRACE,
                 )
+                .retry_policy(retry_policy(&policy.retry))
                 .build();
                 match ctx
-                    .execute_activity(ExecutionActivities::webhook, webhook, options)
+                    .execute_activity(ExecutionActivities::webhook, input, options)
                     .await
                 {
                     Ok(response) => Ok((
@@ -332,25 +354,20 @@ impl TaskInstanceWorkflow {
                         .unwrap_or_else(|| err.to_string())),
                 }
             }
-            other => {
-                let task_queue = config
-                    .get("task_queue")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_owned();
-                let mut settings = config.clone();
-                settings.remove("task_queue");
+            Ok(Task::External {
+                config: external,
+                policy,
+            }) => {
                 let body = serde_json::json!({
-                    "run": input.run, "task": task_json, "context": input.context, "config": settings,
+                    "run": input.run, "task": task_json, "context": input.context, "config": external.settings,
                 });
-                let options =
-                    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(300))
-                        .task_queue(task_queue)
-                        .retry_policy(RetryPolicy::builder().maximum_attempts(3).build())
-                        .build();
+                let options = ActivityOptions::with_start_to_close_timeout(policy.timeout)
+                    .task_queue(external.task_queue)
+                    .retry_policy(retry_policy(&policy.retry))
+                    .build();
                 match ctx
                     .execute_activity(
-                        UntypedActivity::new(other),
+                        UntypedActivity::new(&external.activity_type),
                         RawValue::new(vec![json_payload(&body)]),
                         options,
                     )
@@ -409,6 +426,44 @@ impl TaskInstanceWorkflow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Histories recorded before task policies replay into the same
+    /// commands: the defaults give exactly the options the code gave then.
+    #[test]
+    fn default_policies_give_the_options_of_before() {
+        let parse = |task_type: &str, config: serde_json::Value| {
+            let config = config.as_object().cloned().unwrap_or_default();
+            Task::parse(&TaskType::parse(task_type).unwrap(), &config, None, None)
+                .unwrap()
+                .policy()
+                .cloned()
+                .unwrap()
+        };
+        let webhook = parse("webhook", serde_json::json!({"url": "https://x.example/"}));
+        assert_eq!(
+            retry_policy(&webhook.retry),
+            RetryPolicy::builder()
+                .initial_interval(Duration::from_secs(1))
+                .maximum_interval(Duration::from_secs(30))
+                .maximum_attempts(5)
+                .build()
+        );
+        assert_eq!(
+            webhook.timeout + WEBHOOK_ATTEMPT_GRACE,
+            Duration::from_millis(10_000 + 5_000)
+        );
+        let hook_with_timeout = parse(
+            "webhook",
+            serde_json::json!({"url": "https://x.example/", "timeout": "PT3S"}),
+        );
+        assert_eq!(hook_with_timeout.timeout, Duration::from_secs(3));
+        let external = parse("charge", serde_json::json!({"task_queue": "q"}));
+        assert_eq!(
+            retry_policy(&external.retry),
+            RetryPolicy::builder().maximum_attempts(3).build()
+        );
+        assert_eq!(external.timeout, Duration::from_secs(300));
+    }
 
     #[test]
     fn nominal_time_from_the_appended_suffix() {

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use acp::api::AppState;
+use acp::faults::Faults;
 use acp::temporal::TemporalGateway;
-use acp::temporal::activities::Faults;
 use acp::temporal::worker::{WorkerConfig, WorkerHandle};
 use serde_json::Value;
 use sqlx::PgPool;

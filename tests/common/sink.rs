@@ -16,30 +16,40 @@ pub struct WebhookSink {
 impl WebhookSink {
     /// Answers `status` after `delay`.
     pub async fn start(status: u16, delay: Duration) -> Self {
-        Self::start_sequence(vec![], status, delay).await
+        Self::scripted(move |_| (status, delay)).await
     }
 
     /// Answers the statuses of `first` in turn (one per request), then
     /// `status` to every later request, each after `delay`.
     pub async fn start_sequence(first: Vec<u16>, status: u16, delay: Duration) -> Self {
+        Self::scripted(move |n| {
+            let status = first.get(n.wrapping_sub(1)).copied().unwrap_or(status);
+            (status, delay)
+        })
+        .await
+    }
+
+    /// Answers the `n`th call (from 1) with `answer(n)`: a status, after a delay.
+    pub async fn scripted(
+        answer: impl Fn(usize) -> (u16, Duration) + Send + Sync + 'static,
+    ) -> Self {
         let received: Arc<std::sync::Mutex<Vec<Delivery>>> = Arc::default();
         let log = received.clone();
-        let first = Arc::new(first);
+        let answer = Arc::new(answer);
         let app = axum::Router::new().route(
             "/hook",
             axum::routing::post(
                 move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
-                    let log = log.clone();
-                    let first = first.clone();
+                    let (log, answer) = (log.clone(), answer.clone());
                     async move {
-                        let seen = match log.lock() {
+                        let call = match log.lock() {
                             Ok(mut log) => {
                                 log.push((headers, body.to_vec()));
                                 log.len()
                             }
                             Err(_) => 0,
                         };
-                        let status = first.get(seen.wrapping_sub(1)).copied().unwrap_or(status);
+                        let (status, delay) = answer(call);
                         tokio::time::sleep(delay).await;
                         (
                             axum::http::StatusCode::from_u16(status)

@@ -1,0 +1,195 @@
+//! The model of the engine, and the exceptions that reconcile it with the policy.
+
+use super::*;
+
+/// (expr, zone, from, to, what the default policy says, what the engine fires)
+type Row<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a [&'a str],
+    &'a [&'a str],
+);
+
+#[test]
+fn the_issues_table() {
+    let table: [Row; 6] = [
+        (
+            "30 2 * * *",
+            "Europe/Berlin",
+            "2027-03-27T12:00:00Z",
+            "2027-03-28T12:00:00Z",
+            &["2027-03-28T01:00:00+00:00"],
+            &[],
+        ),
+        (
+            "0 2 * * *",
+            "America/New_York",
+            "2027-03-13T12:00:00Z",
+            "2027-03-14T12:00:00Z",
+            &["2027-03-14T07:00:00+00:00"],
+            &[],
+        ),
+        (
+            "30 2 * * *",
+            "Europe/Berlin",
+            "2027-10-30T12:00:00Z",
+            "2027-10-31T12:00:00Z",
+            &["2027-10-31T00:30:00+00:00"],
+            &["2027-10-31T01:30:00+00:00"],
+        ),
+        (
+            "30 1 * * *",
+            "America/New_York",
+            "2027-11-06T12:00:00Z",
+            "2027-11-07T12:00:00Z",
+            &["2027-11-07T05:30:00+00:00"],
+            &["2027-11-07T05:30:00+00:00", "2027-11-07T06:30:00+00:00"],
+        ),
+        (
+            "15 2 * * *",
+            "Australia/Lord_Howe",
+            "2027-10-02T00:00:00Z",
+            "2027-10-03T00:00:00Z",
+            &["2027-10-02T15:30:00+00:00"],
+            &["2027-10-02T15:45:00+00:00"],
+        ),
+        (
+            "0 0 13 * FRI",
+            "UTC",
+            "2027-08-01T00:00:00Z",
+            "2027-08-14T00:00:00Z",
+            &["2027-08-06T00:00:00+00:00", "2027-08-13T00:00:00+00:00"],
+            &["2027-08-06T00:00:00+00:00", "2027-08-13T00:00:00+00:00"],
+        ),
+    ];
+    for (expr, zone, from, to, want_policy, want_engine) in table {
+        let c = cron(expr, zone, DEFAULT);
+        assert_eq!(policy_in(&c, from, to), want_policy, "policy {expr} {zone}");
+        assert_eq!(engine_in(&c, from, to), want_engine, "engine {expr} {zone}");
+    }
+}
+
+#[test]
+fn the_engines_other_observed_repeats() {
+    // Hourly Berlin fires the first 02:00 only; Lord Howe `45 1` the second.
+    let hourly = cron("0 * * * *", "Europe/Berlin", DEFAULT);
+    assert_eq!(
+        engine_in(&hourly, "2027-10-30T22:30:00Z", "2027-10-31T02:00:00Z"),
+        [
+            "2027-10-30T23:00:00+00:00",
+            "2027-10-31T00:00:00+00:00",
+            "2027-10-31T02:00:00+00:00"
+        ]
+    );
+    let lord_howe = cron("45 1 * * *", "Australia/Lord_Howe", DEFAULT);
+    assert_eq!(
+        engine_in(&lord_howe, "2027-04-03T00:00:00Z", "2027-04-04T00:00:00Z"),
+        ["2027-04-03T15:15:00+00:00"]
+    );
+}
+
+#[test]
+fn the_engine_at_lord_howes_half_hour_repeat() {
+    // 01:30-02:00 happens twice. The engine's "one hour later" device is
+    // made for one-hour changes: from the second 01:30 it re-walks 01:45
+    // "plus an hour" and lands on 02:45, so it never fires the first 01:30,
+    // either 01:45, nor the ordinary 02:00, 02:15 and 02:30 (the dev server
+    // agrees: the conformance test covers this window). The service runs
+    // those itself.
+    let c = cron("*/15 * * * *", "Australia/Lord_Howe", DEFAULT);
+    assert_eq!(
+        engine_in(&c, "2027-04-03T14:00:00Z", "2027-04-03T16:15:00Z"),
+        [
+            "2027-04-03T14:15:00+00:00",
+            "2027-04-03T15:00:00+00:00",
+            "2027-04-03T16:15:00+00:00"
+        ]
+    );
+    let x = dst_exceptions(&c, utc("2027-04-03T14:00:00Z"), utc("2027-04-03T16:15:00Z"));
+    let extra: Vec<(String, TimeNote)> = x
+        .extra
+        .iter()
+        .map(|t| (t.at.to_rfc3339(), t.note))
+        .collect();
+    assert_eq!(
+        extra,
+        [
+            ("2027-04-03T14:30:00+00:00".to_owned(), TimeNote::DstRepeat),
+            ("2027-04-03T14:45:00+00:00".to_owned(), TimeNote::DstRepeat),
+            ("2027-04-03T15:30:00+00:00".to_owned(), TimeNote::Normal),
+            ("2027-04-03T15:45:00+00:00".to_owned(), TimeNote::Normal),
+            ("2027-04-03T16:00:00+00:00".to_owned(), TimeNote::Normal),
+        ]
+    );
+    // The second 01:30 is not wanted under `repeated: first`.
+    assert_eq!(x.excluded, [utc("2027-04-03T15:00:00Z")]);
+}
+
+#[test]
+fn exceptions_make_the_engine_the_policy() {
+    let cases = [
+        ("30 2 * * *", "Europe/Berlin"),
+        ("0 2 * * *", "America/New_York"),
+        ("30 1 * * *", "America/New_York"),
+        ("15 2 * * *", "Australia/Lord_Howe"),
+        ("*/15 * * * *", "Australia/Lord_Howe"),
+        ("0 * * * *", "Europe/Berlin"),
+        ("0 0 * * *", "America/Santiago"),
+        ("0 0 * * SUN", "America/Santiago"),
+    ];
+    let (from, to) = (utc("2026-01-01T00:00:00Z"), utc("2029-01-01T00:00:00Z"));
+    for (expr, zone) in cases {
+        for repeated in [Repeated::First, Repeated::Last, Repeated::Both] {
+            for skipped in [Skipped::Shift, Skipped::Skip] {
+                let c = cron(expr, zone, policy(repeated, skipped));
+                let want: Vec<DateTime<Utc>> = times_after(&c, from)
+                    .map(|t| t.at)
+                    .take_while(|t| *t <= to)
+                    .collect();
+                let x = dst_exceptions(&c, from, to);
+                let mut got: Vec<DateTime<Utc>> = engine_times(&c, from)
+                    .take_while(|t| *t <= to)
+                    .filter(|t| !x.excluded.contains(t))
+                    .chain(x.extra.iter().map(|t| t.at))
+                    .collect();
+                got.sort();
+                assert_eq!(got, want, "{expr} {zone} {repeated:?} {skipped:?}");
+                for t in &x.extra {
+                    assert!(!engine_fires(&c, t.at) && policy_time(&c, t.at) == Some(*t));
+                }
+                for t in &x.excluded {
+                    assert!(engine_fires(&c, *t) && policy_time(&c, *t).is_none());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn engine_fires_is_the_engines_chain() {
+    for (expr, zone) in [
+        ("*/30 * * * *", "Europe/Berlin"),
+        ("*/15 0-3 * * *", "Australia/Lord_Howe"),
+    ] {
+        let c = cron(expr, zone, DEFAULT);
+        let from = utc(if zone == "Europe/Berlin" {
+            "2027-10-29T00:00:00Z"
+        } else {
+            "2027-04-01T00:00:00Z"
+        });
+        let chain: Vec<DateTime<Utc>> = engine_times(&c, from)
+            .take_while(|t| *t <= from + Duration::days(5))
+            .collect();
+        let mut t = from + Duration::minutes(15);
+        while t <= from + Duration::days(5) {
+            assert_eq!(
+                engine_fires(&c, t),
+                chain.binary_search(&t).is_ok(),
+                "{expr} {zone} {t}"
+            );
+            t += Duration::minutes(15);
+        }
+    }
+}
