@@ -16,6 +16,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
+use crate::alerting::Evaluator;
 use crate::api::extract::BodyLimit;
 use crate::api::{self, AppState};
 use crate::config::{HttpOptions, Settings, redact_url};
@@ -30,9 +31,11 @@ const DISPATCH_POLL: Duration = Duration::from_secs(1);
 /// Which components a process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Service {
-    /// API (with the event dispatcher), worker and reconciler (migrates first).
+    /// API (with the event dispatcher), worker, reconciler, alert evaluator
+    /// and notification dispatcher (migrates first).
     Serve,
-    /// The HTTP API (with the event dispatcher).
+    /// The HTTP API (with the event dispatcher), the alert evaluator and the
+    /// notification dispatcher.
     Api,
     /// The Temporal worker and the broker consumers (with the event
     /// dispatcher when it consumes).
@@ -271,6 +274,24 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
         let shutdown = stopped();
         tasks.spawn(async move {
             dispatcher.run_dispatcher(DISPATCH_POLL, shutdown).await;
+            Ok(())
+        });
+    }
+    if matches!(command, Service::Serve | Service::Api) {
+        // Alerts and notification hand-over live with the API, not the
+        // worker: a stopped worker must still be noticed and reported.
+        let evaluator = Evaluator::new(&state.services);
+        let interval = settings.alert_interval();
+        let shutdown = stopped();
+        tasks.spawn(async move {
+            evaluator.run(interval, shutdown).await;
+            Ok(())
+        });
+        let dispatcher = state.services.notifications.clone();
+        let interval = settings.notify_interval();
+        let shutdown = stopped();
+        tasks.spawn(async move {
+            dispatcher.run_dispatcher(interval, shutdown).await;
             Ok(())
         });
     }

@@ -81,6 +81,19 @@ pub struct Settings {
     )]
     pub reconcile_interval_secs: f64,
 
+    /// Seconds between alert evaluations (run by `serve` and `api`).
+    #[arg(long, env = "ACP_ALERT_INTERVAL", default_value_t = 5.0, global = true)]
+    pub alert_interval_secs: f64,
+
+    /// Seconds between passes that hand recorded notifications to Temporal.
+    #[arg(
+        long,
+        env = "ACP_NOTIFY_INTERVAL",
+        default_value_t = 1.0,
+        global = true
+    )]
+    pub notify_interval_secs: f64,
+
     /// Deadline of one Temporal RPC, in milliseconds.
     #[arg(
         long,
@@ -240,6 +253,14 @@ impl Settings {
     pub fn reconcile_interval(&self) -> Duration {
         Duration::from_secs_f64(self.reconcile_interval_secs.clamp(0.1, 3600.0))
     }
+
+    pub fn alert_interval(&self) -> Duration {
+        Duration::from_secs_f64(self.alert_interval_secs.clamp(0.1, 3600.0))
+    }
+
+    pub fn notify_interval(&self) -> Duration {
+        Duration::from_secs_f64(self.notify_interval_secs.clamp(0.1, 3600.0))
+    }
 }
 
 /// HTTP-level settings of the router.
@@ -295,6 +316,8 @@ impl std::fmt::Debug for Settings {
             .field("task_queue", &self.task_queue)
             .field("body_limit", &self.body_limit)
             .field("reconcile_interval_secs", &self.reconcile_interval_secs)
+            .field("alert_interval_secs", &self.alert_interval_secs)
+            .field("notify_interval_secs", &self.notify_interval_secs)
             .field("temporal_timeout_ms", &self.temporal_timeout_ms)
             .field("db_max_connections", &self.db_max_connections)
             .field("metrics_activity_label", &self.metrics_activity_label)

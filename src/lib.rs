@@ -1,6 +1,7 @@
 //! activity-control-plane: activity definitions with trigger policies, turned
 //! into Temporal schedules and runs, with exact idempotency.
 
+pub mod alerting;
 pub mod api;
 pub mod app;
 pub mod auth;

@@ -2,15 +2,16 @@
 //! the matched route rather than the path, and no IDs except the activity
 //! ID, which `ACP_METRICS_ACTIVITY_LABEL=false` turns off.
 
-use std::sync::LazyLock;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LazyLock, Mutex};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
 pub static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::new);
@@ -149,6 +150,75 @@ pub static TASK_LATENCY: LazyLock<HistogramVec> = LazyLock::new(|| {
     )
 });
 
+pub static ALERTS_OPEN: LazyLock<IntGaugeVec> = LazyLock::new(|| {
+    let g = IntGaugeVec::new(
+        Opts::new("acp_alerts_open", "Open alerts by activity and kind"),
+        &["activity", "kind"],
+    )
+    .unwrap_or_else(|e| panic!("metric acp_alerts_open: {e}"));
+    let _ = REGISTRY.register(Box::new(g.clone()));
+    g
+});
+pub static ALERTS_OPENED: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    use crate::domain::alert::AlertKind;
+    counter_of(
+        "acp_alerts_opened_total",
+        "Alerts opened, by kind",
+        "kind",
+        &AlertKind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>(),
+    )
+});
+pub static ALERTS_RESOLVED: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    use crate::domain::alert::AlertKind;
+    counter_of(
+        "acp_alerts_resolved_total",
+        "Alerts resolved, by kind",
+        "kind",
+        &AlertKind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>(),
+    )
+});
+pub static NOTIFICATION_DELIVERIES: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_of(
+        "acp_notification_attempts_total",
+        "Notification delivery attempts, by outcome",
+        "outcome",
+        &["delivered", "failed"],
+    )
+});
+
+/// Series of `acp_alerts_open` seen so far: one whose alerts all resolved
+/// reads 0 rather than vanishing.
+static OPEN_SERIES: LazyLock<Mutex<HashSet<(String, String)>>> = LazyLock::new(Default::default);
+
+/// Sets `acp_alerts_open` to these (activity label, kind, count) figures;
+/// every other series seen before reads 0.
+pub fn set_open_alerts(
+    counts: impl IntoIterator<Item = (String, crate::domain::alert::AlertKind, i64)>,
+) {
+    let mut totals: HashMap<(String, String), i64> = HashMap::new();
+    for (activity, kind, n) in counts {
+        *totals
+            .entry((activity, kind.as_str().to_owned()))
+            .or_default() += n;
+    }
+    let mut seen = OPEN_SERIES.lock().unwrap_or_else(|p| p.into_inner());
+    for key in seen.iter() {
+        if !totals.contains_key(key) {
+            ALERTS_OPEN.with_label_values(&[&key.0, &key.1]).set(0);
+        }
+    }
+    for ((activity, kind), n) in totals {
+        ALERTS_OPEN.with_label_values(&[&activity, &kind]).set(n);
+        seen.insert((activity, kind));
+    }
+}
+
 pub fn set_activity_label(enabled: bool) {
     ACTIVITY_LABEL.store(enabled, Ordering::Relaxed);
 }
@@ -198,6 +268,10 @@ pub async fn render() -> Response {
     LazyLock::force(&SOURCE_REJECTIONS);
     LazyLock::force(&RECONCILE_DURATION);
     LazyLock::force(&TASK_LATENCY);
+    LazyLock::force(&ALERTS_OPEN);
+    LazyLock::force(&ALERTS_OPENED);
+    LazyLock::force(&ALERTS_RESOLVED);
+    LazyLock::force(&NOTIFICATION_DELIVERIES);
     let mut buffer = Vec::new();
     let _ = TextEncoder::new().encode(&REGISTRY.gather(), &mut buffer);
     (

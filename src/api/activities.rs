@@ -224,7 +224,15 @@ pub async fn get_activity(
         .activities
         .get_with_next_fire_times(id)
         .await?;
-    Ok(respond(StatusCode::OK, activity, next))
+    let open_alerts = state.services.alerts.open_of(id).await?;
+    let tag = etag(activity.version);
+    let mut body = render(activity, next);
+    body.open_alerts = Some(open_alerts.into_iter().map(super::alerts::render).collect());
+    let mut response = axum::Json(body).into_response();
+    if let Ok(v) = HeaderValue::from_str(&tag) {
+        response.headers_mut().insert(header::ETAG, v);
+    }
+    Ok(response)
 }
 
 /// Create or replace an activity under a client-chosen ID.

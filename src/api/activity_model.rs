@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::alert_model::{
+    AlertsBody, NotifyBody, alerts_body, notify_body, parse_alerts, parse_notify,
+};
+use super::alerts::AlertResponse;
 use crate::domain::FieldError;
 use crate::domain::activity::{Activity, ActivityDefinition, SyncState, TaskSpec, TaskType};
 use crate::domain::duration::IsoDuration;
@@ -47,6 +51,13 @@ pub struct ActivityRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(deprecated, example = "skip", min_length = 1, max_length = 100)]
     pub dedupe_key_strategy: Option<String>,
+    /// Expectations whose breach opens an alert.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<AlertsBody>,
+    /// Where run and alert notifications of this activity go, at most 10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_items = 10)]
+    pub notify: Option<Vec<NotifyBody>>,
 }
 
 /// The trigger kind.
@@ -235,6 +246,13 @@ pub struct ActivityResponse {
     /// Legacy compatibility metadata, read by no execution path.
     #[schema(deprecated)]
     pub dedupe_key_strategy: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<AlertsBody>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notify: Option<Vec<NotifyBody>>,
+    /// Open alerts of this activity (in `GET /v1/activities/{id}` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_alerts: Option<Vec<AlertResponse>>,
     /// Paused by `POST /v1/activities/{id}/pause`.
     pub paused: bool,
     pub pause_note: Option<String>,
@@ -307,6 +325,9 @@ impl ActivityRequest {
                 );
             }
         }
+        let scheduled = self.trigger.kind != TriggerKind::Event;
+        let alerts = parse_alerts(&mut errors.0, self.alerts, scheduled);
+        let notify = parse_notify(&mut errors.0, self.notify);
         let trigger = parse_trigger(&mut errors, self.trigger);
         if self.tasks.is_empty() {
             errors.push("tasks", "must contain at least one task");
@@ -333,6 +354,8 @@ impl ActivityRequest {
                 trigger,
                 tasks,
                 dedupe_key_strategy: self.dedupe_key_strategy,
+                alerts,
+                notify,
             }),
             _ => Err(errors.0),
         }
@@ -526,6 +549,8 @@ pub fn request_of(def: &ActivityDefinition) -> ActivityRequest {
             })
             .collect(),
         dedupe_key_strategy: def.dedupe_key_strategy.clone(),
+        alerts: def.alerts.as_ref().map(alerts_body),
+        notify: (!def.notify.is_empty()).then(|| def.notify.iter().map(notify_body).collect()),
     }
 }
 
@@ -594,6 +619,9 @@ pub fn render(activity: Activity, next_fire_times: Vec<DateTime<Utc>>) -> Activi
         trigger: request.trigger,
         tasks: request.tasks,
         dedupe_key_strategy: request.dedupe_key_strategy,
+        alerts: request.alerts,
+        notify: request.notify,
+        open_alerts: None,
         paused: activity.paused,
         pause_note: activity.pause_note,
         created_at: activity.created_at,

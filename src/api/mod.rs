@@ -3,6 +3,8 @@
 
 pub mod activities;
 pub mod activity_model;
+pub mod alert_model;
+pub mod alerts;
 pub mod auth;
 pub mod cloudevents;
 pub mod events;
@@ -15,6 +17,7 @@ pub mod pagination;
 pub mod runs;
 pub mod schedule;
 pub mod sources;
+pub mod subscriptions;
 
 use std::sync::Arc;
 
@@ -74,6 +77,17 @@ pub fn router() -> OpenApiRouter<AppState> {
             sources::delete_source
         ))
         .routes(routes!(sources::list_rejected))
+        .routes(routes!(alerts::list_alerts))
+        .routes(routes!(alerts::get_alert))
+        .routes(routes!(
+            subscriptions::create_subscription,
+            subscriptions::list_subscriptions
+        ))
+        .routes(routes!(
+            subscriptions::get_subscription,
+            subscriptions::delete_subscription
+        ))
+        .routes(routes!(subscriptions::list_deliveries))
         .routes(routes!(keys::create_key, keys::list_keys))
         .routes(routes!(keys::get_key))
         .routes(routes!(keys::revoke_key))

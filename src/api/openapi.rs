@@ -15,6 +15,8 @@ use utoipa::OpenApi;
         (name = "runs", description = "Run history: every execution and its task instances"),
         (name = "events", description = "External events, routed to event-triggered activities exactly once"),
         (name = "sources", description = "Brokers (NATS JetStream, RabbitMQ) consumed for events (scope `admin`)"),
+        (name = "alerts", description = "Broken expectations of activities: missed starts, stuck runs, failure streaks, missed fires"),
+        (name = "subscriptions", description = "Signed CloudEvents notifications of runs and alerts (scope `admin`)"),
         (name = "keys", description = "API keys (scope `admin`)"),
         (name = "health", description = "Liveness, readiness and metrics (no key needed)"),
     )

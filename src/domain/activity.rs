@@ -108,6 +108,12 @@ pub struct ActivityDefinition {
     pub tasks: Vec<TaskSpec>,
     /// Legacy compatibility metadata. Stored and returned, read by no execution path.
     pub dedupe_key_strategy: Option<String>,
+    /// What the alert evaluator expects of this activity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<super::alert::Expectations>,
+    /// Where this activity's run and alert notifications go.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notify: Vec<super::notify::NotifyTarget>,
 }
 
 /// Whether Temporal matches the database for this activity's schedule.

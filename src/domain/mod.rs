@@ -56,6 +56,7 @@ macro_rules! named_enum {
 }
 
 pub mod activity;
+pub mod alert;
 pub mod calendar;
 pub mod cloudevent;
 pub mod duration;
@@ -63,6 +64,7 @@ pub mod event;
 pub mod ids;
 pub mod message;
 pub mod misfire;
+pub mod notify;
 pub mod run;
 pub mod source;
 pub mod task;
@@ -112,6 +114,8 @@ mod tests {
     /// `named_enum!`'s serde names (snake_case of the variant) are its names.
     #[test]
     fn serde_names_are_the_names() {
+        agree(super::alert::AlertKind::ALL);
+        agree(super::notify::DeliveryState::ALL);
         agree(super::event::DispatchOutcome::ALL);
         agree(super::event::DispatchState::ALL);
         agree(super::event::EventIdOrigin::ALL);

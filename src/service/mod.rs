@@ -4,7 +4,9 @@
 //! call these, so a write behaves the same whoever makes it.
 
 pub mod activities;
+pub mod alerts;
 pub mod events;
+pub mod notifications;
 pub mod runs;
 pub mod schedules;
 pub mod sources;
@@ -14,11 +16,16 @@ use std::sync::Arc;
 use sqlx::PgPool;
 
 use crate::domain::FieldError;
-use crate::store::{ActivityStore, EventStore, RunStore, SourceStore, StoreError, StoreResult};
+use crate::store::{
+    ActivityStore, AlertStore, EventStore, NotificationStore, RunStore, SourceStore, StoreError,
+    StoreResult,
+};
 use crate::temporal::{GatewayError, TemporalGateway};
 
 pub use activities::Activities;
+pub use alerts::Alerts;
 pub use events::EventRouter;
+pub use notifications::Notifications;
 pub use runs::Runs;
 pub use schedules::Schedules;
 pub use sources::Sources;
@@ -79,6 +86,8 @@ pub struct Services {
     pub runs: Runs,
     pub events: EventRouter,
     pub sources: Sources,
+    pub alerts: Alerts,
+    pub notifications: Notifications,
 }
 
 impl Services {
@@ -90,11 +99,21 @@ impl Services {
             task_queue.clone(),
         );
         let run_store = RunStore::new(pool.clone());
-        let events = EventRouter::new(EventStore::new(pool.clone()), gateway, task_queue);
+        let events = EventRouter::new(
+            EventStore::new(pool.clone()),
+            gateway.clone(),
+            task_queue.clone(),
+        );
         Self {
             schedules: Schedules::new(activities.clone(), run_store.clone()),
             runs: Runs::new(activities.clone(), run_store),
-            sources: Sources::new(SourceStore::new(pool), events.clone()),
+            sources: Sources::new(SourceStore::new(pool.clone()), events.clone()),
+            alerts: Alerts::new(AlertStore::new(pool.clone()), activities.store().clone()),
+            notifications: Notifications::new(
+                NotificationStore::new(pool),
+                gateway.clone(),
+                task_queue.clone(),
+            ),
             events,
             activities,
         }

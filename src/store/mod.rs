@@ -1,8 +1,10 @@
 //! PostgreSQL repositories. Errors leave here typed, so the API can map them.
 
 pub mod activities;
+pub mod alerts;
 pub mod events;
 pub mod keys;
+pub mod notifications;
 pub mod runs;
 pub mod sources;
 
@@ -12,8 +14,10 @@ use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 
 pub use activities::ActivityStore;
+pub use alerts::AlertStore;
 pub use events::EventStore;
 pub use keys::KeyStore;
+pub use notifications::NotificationStore;
 pub use runs::RunStore;
 pub use sources::SourceStore;
 
@@ -102,6 +106,8 @@ macro_rules! text_column {
 }
 
 text_column!(
+    crate::domain::alert::AlertKind,
+    crate::domain::notify::DeliveryState,
     crate::domain::event::DispatchOutcome,
     crate::domain::event::DispatchState,
     crate::domain::event::EventIdOrigin,

@@ -346,6 +346,44 @@ impl TemporalGateway {
         .await
     }
 
+    /// Starts a notification delivery workflow under `workflow_id`
+    /// (RejectDuplicate: a delivery is handed over at most once).
+    #[tracing::instrument(skip(self))]
+    pub async fn start_delivery(
+        &self,
+        workflow_id: &str,
+        task_queue: &str,
+        delivery_id: uuid::Uuid,
+    ) -> Result<StartOutcome, GatewayError> {
+        self.bounded(async {
+            let mut client = self.client().await?;
+            let request = self.request(StartWorkflowExecutionRequest {
+                namespace: self.settings.namespace.clone(),
+                workflow_id: workflow_id.to_owned(),
+                workflow_type: Some(WorkflowType {
+                    name: super::notify::DELIVERY_WORKFLOW_TYPE.to_owned(),
+                }),
+                task_queue: Some(TaskQueue {
+                    name: task_queue.to_owned(),
+                    ..Default::default()
+                }),
+                input: Some(Payloads {
+                    payloads: vec![json_payload(&super::notify::DeliveryInput { delivery_id })],
+                }),
+                identity: self.settings.identity.clone(),
+                request_id: uuid::Uuid::new_v4().to_string(),
+                workflow_id_reuse_policy: WorkflowIdReusePolicy::RejectDuplicate as i32,
+                ..Default::default()
+            });
+            match WorkflowService::start_workflow_execution(&mut client, request).await {
+                Ok(_) => Ok(StartOutcome::Started),
+                Err(status) if status.code() == Code::AlreadyExists => Ok(StartOutcome::Duplicate),
+                Err(status) => Err(status.into()),
+            }
+        })
+        .await
+    }
+
     /// Asks the schedule to run exactly these nominal times, one after another
     /// (`BufferAll`: a backfill under `Skip` would run almost nothing).
     #[tracing::instrument(skip(self, times), fields(count = times.len()))]

@@ -4,6 +4,7 @@
 pub mod activities;
 pub mod gateway;
 pub mod messages;
+pub mod notify;
 pub mod translate;
 pub mod webhook;
 pub mod worker;

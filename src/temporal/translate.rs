@@ -308,6 +308,8 @@ mod tests {
                     retry: None,
                 }],
                 dedupe_key_strategy: None,
+                alerts: None,
+                notify: vec![],
             },
             paused: false,
             pause_note: None,

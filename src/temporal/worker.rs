@@ -13,9 +13,10 @@ use temporalio_sdk::{Runtime, Worker, WorkerOptions};
 use tokio::sync::oneshot;
 
 use super::activities::ExecutionActivities;
+use super::notify::{DeliverNotificationWorkflow, NotifyActivities};
 use super::workflows::{LaunchScheduledRunWorkflow, RunActivityWorkflow, TaskInstanceWorkflow};
 use super::{TemporalGateway, TemporalSettings};
-use crate::store::{ActivityStore, RunStore};
+use crate::store::{ActivityStore, NotificationStore, RunStore};
 
 #[derive(Clone)]
 pub struct WorkerConfig {
@@ -138,8 +139,16 @@ async fn run_loop(config: WorkerConfig, mut stop: oneshot::Receiver<()>) {
             .register_workflow::<LaunchScheduledRunWorkflow>()
             .and_then(|o| o.register_workflow::<RunActivityWorkflow>())
             .and_then(|o| o.register_workflow::<TaskInstanceWorkflow>())
+            .and_then(|o| o.register_workflow::<DeliverNotificationWorkflow>())
         {
-            Ok(o) => o.register_activities(activities).build(),
+            Ok(o) => o
+                .register_activities(activities)
+                .register_activities(NotifyActivities {
+                    store: NotificationStore::new(pool.clone()),
+                    http: http.clone(),
+                    allow_internal: config.allow_internal_webhooks,
+                })
+                .build(),
             Err(err) => {
                 tracing::error!(error = %err, "worker: workflow registration");
                 return;

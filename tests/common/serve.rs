@@ -63,7 +63,7 @@ impl ServeProcess {
         }
         let child = command
             .spawn()
-            .unwrap_or_else(|e| panic!("spawn acp serve: {e}"));
+            .unwrap_or_else(|e| panic!("spawn acp {subcommand}: {e}"));
         let served = Self {
             child,
             base: format!("http://127.0.0.1:{port}"),

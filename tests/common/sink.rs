@@ -19,6 +19,16 @@ impl WebhookSink {
         Self::scripted(move |_| (status, delay)).await
     }
 
+    /// Answers the statuses of `first` in turn (one per request), then
+    /// `status` to every later request, each after `delay`.
+    pub async fn start_sequence(first: Vec<u16>, status: u16, delay: Duration) -> Self {
+        Self::scripted(move |n| {
+            let status = first.get(n.wrapping_sub(1)).copied().unwrap_or(status);
+            (status, delay)
+        })
+        .await
+    }
+
     /// Answers the `n`th call (from 1) with `answer(n)`: a status, after a delay.
     pub async fn scripted(
         answer: impl Fn(usize) -> (u16, Duration) + Send + Sync + 'static,

@@ -1,0 +1,327 @@
+//! `/v1/subscriptions`: namespace-wide notification subscriptions and the
+//! record of every delivery attempt. `admin` only: a subscription sees
+//! every activity's runs.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use super::AppState;
+use super::alert_model::parse_target;
+use super::extract::{ApiQuery, IdParam, JsonBody};
+use super::pagination::{Page, decode_cursor, page, parse_limit};
+use crate::domain::notify::{DeliveryState, NotificationType};
+use crate::error::{ApiError, ApiResult, Problem};
+use crate::store::notifications::{Attempt, Delivery, Subscription};
+
+const CURSOR_SCOPE: &str = "subscriptions";
+const DELIVERY_CURSOR_SCOPE: &str = "deliveries";
+
+/// A subscription: notifications of the chosen types are POSTed to `url`
+/// as CloudEvents 1.0 structured JSON (`application/cloudevents+json`),
+/// each with a stable `id` to deduplicate by, signed with
+/// `X-Signature: sha256=<hex HMAC-SHA256 of the body>` when `secret_ref`
+/// names a worker environment variable.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriptionRequest {
+    /// Absolute http(s) URL. Internal addresses are refused at delivery
+    /// unless the SSRF guard is off (`ACP_WEBHOOK_ALLOW_INTERNAL`).
+    #[schema(example = "https://hooks.example.com/acp", max_length = 2048)]
+    pub url: String,
+    #[serde(default)]
+    #[schema(example = "NOTIFY_SECRET", pattern = r"^[A-Z_][A-Z0-9_]{0,127}$")]
+    pub secret_ref: Option<String>,
+    /// Only these types; absent or empty means all.
+    #[serde(default)]
+    #[schema(value_type = Vec<NotificationType>)]
+    pub types: Vec<String>,
+    /// Only this activity's notifications.
+    #[serde(default)]
+    pub activity_id: Option<Uuid>,
+    #[serde(default)]
+    #[schema(max_length = 2000)]
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubscriptionResponse {
+    pub id: Uuid,
+    pub url: String,
+    pub secret_ref: Option<String>,
+    pub types: Vec<NotificationType>,
+    pub activity_id: Option<Uuid>,
+    pub description: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// One attempt to deliver a notification.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttemptResponse {
+    pub attempt: i32,
+    pub attempted_at: DateTime<Utc>,
+    /// The receiver's HTTP status, when it answered.
+    pub status_code: Option<i32>,
+    pub error: Option<String>,
+    pub duration_ms: i32,
+}
+
+/// One notification to this subscription, with every attempt.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryResponse {
+    pub id: Uuid,
+    /// The CloudEvent `id`.
+    pub notification_id: Uuid,
+    #[serde(rename = "type")]
+    #[schema(value_type = NotificationType)]
+    pub kind: String,
+    pub url: String,
+    pub state: DeliveryState,
+    pub attempts: Vec<AttemptResponse>,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+fn render(s: Subscription) -> SubscriptionResponse {
+    SubscriptionResponse {
+        id: s.id,
+        url: s.url,
+        secret_ref: s.secret_ref,
+        types: s
+            .types
+            .iter()
+            .filter_map(|t| NotificationType::parse(t).ok())
+            .collect(),
+        activity_id: s.activity_id,
+        description: s.description,
+        created_at: s.created_at,
+    }
+}
+
+fn render_delivery((d, attempts): (Delivery, Vec<Attempt>)) -> DeliveryResponse {
+    DeliveryResponse {
+        id: d.id,
+        notification_id: d.notification_id,
+        kind: d.kind,
+        url: d.url,
+        state: d.state,
+        attempts: attempts
+            .into_iter()
+            .map(|a| AttemptResponse {
+                attempt: a.attempt,
+                attempted_at: a.attempted_at,
+                status_code: a.status_code,
+                error: a.error,
+                duration_ms: a.duration_ms,
+            })
+            .collect(),
+        last_error: d.last_error,
+        created_at: d.created_at,
+        finished_at: d.finished_at,
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// Page size, 1 to 200 (default 50).
+    #[param(value_type = Option<i32>, minimum = 1, maximum = 200)]
+    pub limit: Option<String>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// Create a subscription.
+#[utoipa::path(
+    post,
+    path = "/v1/subscriptions",
+    security(("bearer" = ["admin"])),
+    tag = "subscriptions",
+    request_body = SubscriptionRequest,
+    responses(
+        (status = 201, description = "Created", body = SubscriptionResponse, headers(("Location" = String))),
+        (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip_all)]
+pub async fn create_subscription(
+    State(state): State<AppState>,
+    JsonBody(request): JsonBody<SubscriptionRequest>,
+) -> ApiResult<Response> {
+    let mut errors = Vec::new();
+    let target = parse_target(
+        &mut errors,
+        "",
+        &request.url,
+        request.secret_ref.as_deref(),
+        &request.types,
+    );
+    if let Some(d) = &request.description
+        && (d.chars().count() > 2000 || d.chars().any(|c| c.is_control() && c != '\n' && c != '\t'))
+    {
+        errors.push(crate::domain::FieldError::new(
+            "description",
+            "must be at most 2000 characters, no control characters",
+        ));
+    }
+    let Some(target) = target.filter(|_| errors.is_empty()) else {
+        return Err(ApiError::Validation(errors));
+    };
+    let created = state
+        .services
+        .notifications
+        .create_subscription(&Subscription {
+            id: Uuid::new_v4(),
+            url: target.url,
+            secret_ref: target.secret_ref,
+            types: target.types.iter().map(|t| t.as_str().to_owned()).collect(),
+            activity_id: request.activity_id,
+            description: request.description,
+            created_at: Utc::now(),
+        })
+        .await?;
+    tracing::info!(subscription_id = %created.id, "subscription created");
+    let location = format!("/v1/subscriptions/{}", created.id);
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(render(created)),
+    )
+        .into_response())
+}
+
+/// List subscriptions, newest first.
+#[utoipa::path(
+    get,
+    path = "/v1/subscriptions",
+    security(("bearer" = ["admin"])),
+    tag = "subscriptions",
+    params(PageQuery),
+    responses(
+        (status = 200, description = "A page of subscriptions", body = Page<SubscriptionResponse>),
+        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip_all)]
+pub async fn list_subscriptions(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<PageQuery>,
+) -> ApiResult<Json<Page<SubscriptionResponse>>> {
+    let limit = parse_limit(query.limit.as_deref())?;
+    let after = query
+        .cursor
+        .as_deref()
+        .map(|c| decode_cursor(CURSOR_SCOPE, c))
+        .transpose()?;
+    let rows = state
+        .services
+        .notifications
+        .list_subscriptions(after, limit + 1)
+        .await?;
+    Ok(Json(page(
+        rows,
+        limit,
+        CURSOR_SCOPE,
+        |s| (s.created_at, s.id),
+        render,
+    )))
+}
+
+/// One subscription.
+#[utoipa::path(
+    get,
+    path = "/v1/subscriptions/{id}",
+    security(("bearer" = ["admin"])),
+    tag = "subscriptions",
+    params(("id" = Uuid, Path, description = "Subscription ID")),
+    responses(
+        (status = 200, description = "The subscription", body = SubscriptionResponse),
+        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such subscription", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip(state))]
+pub async fn get_subscription(
+    State(state): State<AppState>,
+    IdParam(id): IdParam,
+) -> ApiResult<Json<SubscriptionResponse>> {
+    Ok(Json(render(
+        state.services.notifications.get_subscription(id).await?,
+    )))
+}
+
+/// Delete a subscription: nothing more is sent to it; its deliveries stay listed.
+#[utoipa::path(
+    delete,
+    path = "/v1/subscriptions/{id}",
+    security(("bearer" = ["admin"])),
+    tag = "subscriptions",
+    params(("id" = Uuid, Path, description = "Subscription ID")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such subscription", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip(state))]
+pub async fn delete_subscription(
+    State(state): State<AppState>,
+    IdParam(id): IdParam,
+) -> ApiResult<StatusCode> {
+    state.services.notifications.delete_subscription(id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A subscription's deliveries, newest first, each with every attempt.
+#[utoipa::path(
+    get,
+    path = "/v1/subscriptions/{id}/deliveries",
+    security(("bearer" = ["admin"])),
+    tag = "subscriptions",
+    params(("id" = Uuid, Path, description = "Subscription ID"), PageQuery),
+    responses(
+        (status = 200, description = "A page of deliveries", body = Page<DeliveryResponse>),
+        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such subscription", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip(state, query))]
+pub async fn list_deliveries(
+    State(state): State<AppState>,
+    IdParam(id): IdParam,
+    ApiQuery(query): ApiQuery<PageQuery>,
+) -> ApiResult<Json<Page<DeliveryResponse>>> {
+    let limit = parse_limit(query.limit.as_deref())?;
+    let after = query
+        .cursor
+        .as_deref()
+        .map(|c| decode_cursor(DELIVERY_CURSOR_SCOPE, c))
+        .transpose()?;
+    let rows = state
+        .services
+        .notifications
+        .deliveries(id, after, limit + 1)
+        .await?;
+    Ok(Json(page(
+        rows,
+        limit,
+        DELIVERY_CURSOR_SCOPE,
+        |(d, _)| (d.created_at, d.id),
+        render_delivery,
+    )))
+}

@@ -1,0 +1,466 @@
+//! Expectations on an activity and the pure decisions of whether they hold.
+//! The evaluator gathers facts from PostgreSQL only (so it decides while
+//! Temporal is down); these functions say which expectations are broken.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::duration::IsoDuration;
+use super::run::RunStatus;
+use super::timeline::{History, TimelineReason, reason_without_run};
+
+named_enum! {
+    /// What an alert is about: which expectation broke.
+    pub enum AlertKind ("alert kind") {
+        /// `start_within`: a nominal time or an accepted event has no running
+        /// or finished run within the expected delay (a stopped worker, a
+        /// Temporal outage, a queue that never drains).
+        LateStart = "late_start",
+        /// `max_duration`: a run is still running after it.
+        Stuck = "stuck",
+        /// `failure_streak`: the last N ended runs all failed.
+        FailureStreak = "failure_streak",
+        /// `missed_fires`: a nominal time ended without a run for a reason
+        /// other than a pause or the misfire/overlap policy.
+        MissedFire = "missed_fire",
+    }
+}
+
+/// The largest `failure_streak` accepted.
+pub const MAX_FAILURE_STREAK: u32 = 1000;
+
+/// What a user expects of an activity; every part optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expectations {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_within: Option<IsoDuration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_duration: Option<IsoDuration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_streak: Option<u32>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub missed_fires: bool,
+}
+
+impl Expectations {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// One broken expectation: what to open (or keep open) an alert for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Breach {
+    pub kind: AlertKind,
+    /// One line for humans.
+    pub summary: String,
+    /// The facts that broke it, for clients.
+    pub detail: serde_json::Value,
+}
+
+/// One incident of one broken expectation.
+#[derive(Debug, Clone, Serialize)]
+pub struct Alert {
+    pub id: Uuid,
+    pub activity_id: Uuid,
+    pub kind: AlertKind,
+    pub summary: String,
+    pub detail: serde_json::Value,
+    pub opened_at: DateTime<Utc>,
+    /// The last evaluation that found it still broken.
+    pub last_seen_at: DateTime<Utc>,
+    pub resolved_at: Option<DateTime<Utc>>,
+}
+
+/// How far back the evaluator looks at nominal times and events.
+pub const LOOKBACK: chrono::Duration = chrono::Duration::hours(24);
+/// At most this many of the most recent nominal times are looked at.
+pub const MAX_TIMES: usize = 500;
+
+/// What is known about a scheduled activity's recent nominal times.
+#[derive(Debug, Clone, Copy)]
+pub struct Schedule<'a> {
+    /// Nominal times in the lookback window, oldest first, up to now.
+    pub times: &'a [DateTime<Utc>],
+    /// Status of the run recorded for a nominal time, by that time.
+    pub runs: &'a HashMap<DateTime<Utc>, RunStatus>,
+    /// The newest nominal time with an executed (not skipped) run, if any,
+    /// even before the window.
+    pub last_executed: Option<DateTime<Utc>>,
+    /// Spans in which a run of the activity executed, `[started, finished)`;
+    /// a fire Temporal dropped then was dropped by the overlap policy.
+    pub busy: &'a [(DateTime<Utc>, Option<DateTime<Utc>>)],
+    pub history: History<'a>,
+}
+
+/// Whether anything was expected to run at `t` at all.
+fn expected(t: DateTime<Utc>, history: &History) -> bool {
+    !matches!(
+        reason_without_run(t, history),
+        TimelineReason::BeforeStart | TimelineReason::Paused
+    )
+}
+
+/// `start_within` for a schedule: the newest nominal time due by now (its
+/// delay has passed) must have an executed run at or after it.
+pub fn late_start_scheduled(within: IsoDuration, s: &Schedule) -> Option<Breach> {
+    let now = s.history.now;
+    let due = s
+        .times
+        .iter()
+        .rev()
+        .copied()
+        .find(|t| *t + within.as_chrono() <= now)?;
+    if !expected(due, &s.history) || s.last_executed.is_some_and(|t| t >= due) {
+        return None;
+    }
+    Some(Breach {
+        kind: AlertKind::LateStart,
+        summary: format!("nominal time {due} has no started run within {within}"),
+        detail: serde_json::json!({"scheduled_for": due, "start_within": within}),
+    })
+}
+
+/// `start_within` for events: every accepted event older than the delay
+/// has a started run. `waiting` holds (event ID, accepted at) of the events
+/// in the lookback window without one.
+pub fn late_start_events(
+    within: IsoDuration,
+    now: DateTime<Utc>,
+    waiting: &[(String, DateTime<Utc>)],
+) -> Option<Breach> {
+    let late: Vec<&(String, DateTime<Utc>)> = waiting
+        .iter()
+        .filter(|(_, at)| *at + within.as_chrono() <= now)
+        .collect();
+    let oldest = late.iter().min_by_key(|(_, at)| *at)?;
+    Some(Breach {
+        kind: AlertKind::LateStart,
+        summary: format!(
+            "{} accepted event(s) without a started run within {within}, oldest {}",
+            late.len(),
+            oldest.0
+        ),
+        detail: serde_json::json!({
+            "events": late.iter().take(20).map(|(id, _)| id).collect::<Vec<_>>(),
+            "oldest_accepted_at": oldest.1,
+            "start_within": within,
+        }),
+    })
+}
+
+/// `max_duration`: runs still running (run ID, started at) past the limit.
+pub fn stuck(
+    max: IsoDuration,
+    now: DateTime<Utc>,
+    running: &[(Uuid, DateTime<Utc>)],
+) -> Option<Breach> {
+    let stuck: Vec<&(Uuid, DateTime<Utc>)> = running
+        .iter()
+        .filter(|(_, started)| *started + max.as_chrono() <= now)
+        .collect();
+    if stuck.is_empty() {
+        return None;
+    }
+    Some(Breach {
+        kind: AlertKind::Stuck,
+        summary: format!("{} run(s) running for longer than {max}", stuck.len()),
+        detail: serde_json::json!({
+            "runs": stuck.iter().take(20).map(|(id, _)| id).collect::<Vec<_>>(),
+            "max_duration": max,
+        }),
+    })
+}
+
+/// `failure_streak`: the `n` most recent ended runs (`recent`, newest first,
+/// succeeded or failed only) all failed.
+pub fn failure_streak(n: u32, recent: &[(Uuid, RunStatus)]) -> Option<Breach> {
+    let n = n as usize;
+    if n == 0 || recent.len() < n || recent[..n].iter().any(|(_, s)| *s != RunStatus::Failed) {
+        return None;
+    }
+    Some(Breach {
+        kind: AlertKind::FailureStreak,
+        summary: format!("the last {n} runs failed"),
+        detail: serde_json::json!({
+            "runs": recent[..n].iter().map(|(id, _)| id).collect::<Vec<_>>(),
+            "failure_streak": n,
+        }),
+    })
+}
+
+/// Why a nominal time without a run counts as missed: the engine never ran
+/// it, and neither a pause nor a policy explains it.
+fn missed(t: DateTime<Utc>, s: &Schedule) -> bool {
+    if s.runs.contains_key(&t) {
+        // Ran, or a recorded skip: the misfire policy decided it.
+        return false;
+    }
+    let dropped_by_overlap = s
+        .busy
+        .iter()
+        .any(|(from, to)| *from <= t && to.is_none_or(|to| t < to));
+    matches!(
+        reason_without_run(t, &s.history),
+        TimelineReason::TemporalUnavailable | TimelineReason::OverlapSkipped
+    ) && !dropped_by_overlap
+}
+
+/// `missed_fires`: broken while some missed nominal time has no executed
+/// run after it; the next time that runs ends the incident.
+pub fn missed_fires(s: &Schedule) -> Option<Breach> {
+    let missed: Vec<DateTime<Utc>> = s
+        .times
+        .iter()
+        .copied()
+        .filter(|t| missed(*t, s))
+        .filter(|t| s.last_executed.is_none_or(|ran| ran < *t))
+        .collect();
+    let (first, last) = (missed.first()?, missed.last()?);
+    Some(Breach {
+        kind: AlertKind::MissedFire,
+        summary: format!("{} nominal time(s) missed since {first}", missed.len()),
+        detail: serde_json::json!({"missed": missed.len(), "first": first, "last": last}),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn t(second: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 3, 1, 9, 0, 0).unwrap()
+            + chrono::Duration::seconds(second.into())
+    }
+
+    fn secs(n: u64) -> IsoDuration {
+        IsoDuration::from_secs(n)
+    }
+
+    fn history<'a>(
+        now: DateTime<Utc>,
+        pauses: &'a [(DateTime<Utc>, Option<DateTime<Utc>>)],
+        outages: &'a [(DateTime<Utc>, DateTime<Utc>)],
+    ) -> History<'a> {
+        History {
+            created_at: t(0),
+            start_at: None,
+            pauses,
+            temporal_outages: outages,
+            enabled: true,
+            updated_at: t(0),
+            now,
+        }
+    }
+
+    fn kinds(b: Option<Breach>) -> Option<AlertKind> {
+        b.map(|b| b.kind)
+    }
+
+    /// Every 2 s from t(2); `start_within` 5 s; facts → broken or not.
+    #[test]
+    fn late_start_of_a_schedule() {
+        let times: Vec<_> = (1..=20).map(|i| t(2 * i)).collect();
+        let pause = [(t(20), None)];
+        type Case<'a> = (
+            &'a str,
+            u32,
+            Vec<(u32, RunStatus)>,
+            &'a [(DateTime<Utc>, Option<DateTime<Utc>>)],
+            bool,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "every time ran",
+                30,
+                (1..=15).map(|i| (2 * i, RunStatus::Succeeded)).collect(),
+                &[],
+                false,
+            ),
+            (
+                "worker stopped at 20: due 24 has none",
+                30,
+                (1..=10).map(|i| (2 * i, RunStatus::Succeeded)).collect(),
+                &[],
+                true,
+            ),
+            (
+                "the first gap (22) not yet 5 s old",
+                26,
+                (1..=10).map(|i| (2 * i, RunStatus::Succeeded)).collect(),
+                &[],
+                false,
+            ),
+            (
+                "the first gap (22) exactly 5 s old",
+                27,
+                (1..=10).map(|i| (2 * i, RunStatus::Succeeded)).collect(),
+                &[],
+                true,
+            ),
+            (
+                "a later run covers the due time",
+                30,
+                vec![(2, RunStatus::Succeeded), (26, RunStatus::Running)],
+                &[],
+                false,
+            ),
+            (
+                "a skipped run is no start",
+                30,
+                vec![(20, RunStatus::Succeeded), (24, RunStatus::Skipped)],
+                &[],
+                true,
+            ),
+            (
+                "paused since 20",
+                30,
+                (1..=9).map(|i| (2 * i, RunStatus::Succeeded)).collect(),
+                &pause,
+                false,
+            ),
+            (
+                "failed runs still started",
+                30,
+                vec![(24, RunStatus::Failed)],
+                &[],
+                false,
+            ),
+        ];
+        for (name, now, ran, pauses, broken) in cases {
+            let runs: HashMap<_, _> = ran.iter().map(|(s, st)| (t(*s), *st)).collect();
+            let last_executed = ran
+                .iter()
+                .filter(|(_, st)| *st != RunStatus::Skipped)
+                .map(|(s, _)| t(*s))
+                .max();
+            let in_window: Vec<_> = times.iter().copied().filter(|x| *x <= t(now)).collect();
+            let s = Schedule {
+                times: &in_window,
+                runs: &runs,
+                last_executed,
+                busy: &[],
+                history: history(t(now), pauses, &[]),
+            };
+            assert_eq!(
+                late_start_scheduled(secs(5), &s).is_some(),
+                broken,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn missed_fires_open_and_end_with_the_next_run() {
+        let times: Vec<_> = (1..=10).map(|i| t(10 * i)).collect();
+        let outage = [(t(35), t(55))];
+        let busy = [(t(60), Some(t(75)))];
+        type Case<'a> = (&'a str, Vec<(u32, RunStatus)>, bool);
+        let cases: Vec<Case> = vec![
+            // 40 and 50 fall in the outage; 70 is overlap (busy); nothing after 50 ran.
+            (
+                "outage, nothing ran since",
+                vec![
+                    (10, RunStatus::Succeeded),
+                    (20, RunStatus::Succeeded),
+                    (30, RunStatus::Succeeded),
+                    (60, RunStatus::Running),
+                ],
+                true,
+            ),
+            (
+                "a later run ends the incident",
+                vec![
+                    (30, RunStatus::Succeeded),
+                    (60, RunStatus::Succeeded),
+                    (80, RunStatus::Succeeded),
+                    (90, RunStatus::Succeeded),
+                    (100, RunStatus::Succeeded),
+                ],
+                false,
+            ),
+            (
+                "policy skips are not missed",
+                (1..=10)
+                    .map(|i| {
+                        (
+                            10 * i,
+                            if i % 2 == 0 {
+                                RunStatus::Skipped
+                            } else {
+                                RunStatus::Succeeded
+                            },
+                        )
+                    })
+                    .collect(),
+                false,
+            ),
+        ];
+        for (name, ran, broken) in cases {
+            let runs: HashMap<_, _> = ran.iter().map(|(s, st)| (t(*s), *st)).collect();
+            let last_executed = ran
+                .iter()
+                .filter(|(_, st)| *st != RunStatus::Skipped)
+                .map(|(s, _)| t(*s))
+                .max();
+            let s = Schedule {
+                times: &times,
+                runs: &runs,
+                last_executed,
+                busy: &busy,
+                history: history(t(105), &[], &outage),
+            };
+            assert_eq!(
+                kinds(missed_fires(&s)),
+                broken.then_some(AlertKind::MissedFire),
+                "{name}"
+            );
+        }
+        // Paused times and overlap drops are not missed.
+        let runs = HashMap::from([(t(10), RunStatus::Succeeded)]);
+        let pause = [(t(15), Some(t(65)))];
+        let s = Schedule {
+            times: &times[..7],
+            runs: &runs,
+            last_executed: Some(t(10)),
+            busy: &[(t(60), Some(t(75)))],
+            history: history(t(75), &pause, &[]),
+        };
+        assert_eq!(missed_fires(&s), None);
+    }
+
+    #[test]
+    fn stuck_failure_streak_and_events() {
+        let (a, b, c) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        assert!(stuck(secs(10), t(20), &[(a, t(11))]).is_none());
+        assert_eq!(
+            kinds(stuck(secs(10), t(20), &[(a, t(10)), (b, t(15))])),
+            Some(AlertKind::Stuck)
+        );
+        use RunStatus::*;
+        let table: Vec<(u32, Vec<RunStatus>, bool)> = vec![
+            (3, vec![Failed, Failed, Failed], true),
+            (3, vec![Failed, Failed, Failed, Succeeded], true),
+            (3, vec![Failed, Failed], false),
+            (3, vec![Succeeded, Failed, Failed, Failed], false),
+            (3, vec![Failed, Succeeded, Failed], false),
+            (1, vec![Failed], true),
+        ];
+        for (n, statuses, broken) in table {
+            let recent: Vec<_> = statuses.iter().map(|s| (c, *s)).collect();
+            assert_eq!(
+                failure_streak(n, &recent).is_some(),
+                broken,
+                "{n} {statuses:?}"
+            );
+        }
+        let waiting = [("e1".to_owned(), t(10)), ("e2".to_owned(), t(18))];
+        assert!(late_start_events(secs(5), t(16), &waiting).is_some());
+        assert!(late_start_events(secs(5), t(16), &waiting[1..]).is_none());
+        assert!(late_start_events(secs(5), t(14), &[]).is_none());
+    }
+}

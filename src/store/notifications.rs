@@ -1,0 +1,386 @@
+//! Subscriptions, the notification outbox, deliveries and their attempts.
+
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+use sqlx::{FromRow, PgPool};
+use uuid::Uuid;
+
+use super::StoreResult;
+use crate::domain::notify::{
+    DeliveryState, Notification, NotificationType, NotifyTarget, delivery_id,
+    destination_of_activity_target, destination_of_subscription,
+};
+
+/// A namespace-wide subscription.
+#[derive(Debug, Clone, FromRow)]
+pub struct Subscription {
+    pub id: Uuid,
+    pub url: String,
+    pub secret_ref: Option<String>,
+    pub types: Vec<String>,
+    pub activity_id: Option<Uuid>,
+    pub description: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// One notification to one destination.
+#[derive(Debug, Clone, FromRow)]
+pub struct Delivery {
+    pub id: Uuid,
+    pub notification_id: Uuid,
+    pub destination: String,
+    pub subscription_id: Option<Uuid>,
+    pub url: String,
+    pub secret_ref: Option<String>,
+    pub state: DeliveryState,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub dispatched_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    /// The notification's type.
+    #[sqlx(rename = "type")]
+    pub kind: String,
+}
+
+/// One attempt of one delivery.
+#[derive(Debug, Clone, FromRow)]
+pub struct Attempt {
+    pub delivery_id: Uuid,
+    pub attempt: i32,
+    pub attempted_at: DateTime<Utc>,
+    pub status_code: Option<i32>,
+    pub error: Option<String>,
+    pub duration_ms: i32,
+}
+
+#[derive(FromRow)]
+struct NotificationRow {
+    id: Uuid,
+    seq: i64,
+    #[sqlx(rename = "type")]
+    kind: String,
+    activity_id: Uuid,
+    subject: String,
+    occurred_at: DateTime<Utc>,
+    data: Json<serde_json::Value>,
+}
+
+impl NotificationRow {
+    fn into_domain(self) -> Option<Notification> {
+        Some(Notification {
+            id: self.id,
+            kind: NotificationType::parse(&self.kind).ok()?,
+            activity_id: self.activity_id,
+            subject: self.subject,
+            time: self.occurred_at,
+            data: self.data.0,
+        })
+    }
+}
+
+const DELIVERY_COLUMNS: &str = "d.id, d.notification_id, d.destination, d.subscription_id, d.url, \
+     d.secret_ref, d.state, d.attempts, d.last_error, d.created_at, d.dispatched_at, d.finished_at, n.type";
+
+/// Longer than any delivery workflow runs (8 attempts of at most 30 s,
+/// at most 60 s apart): a delivery still `dispatched` after this is handed
+/// over again.
+pub const REDISPATCH_AFTER: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+#[derive(Clone)]
+pub struct NotificationStore {
+    pool: PgPool,
+}
+
+impl NotificationStore {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    pub async fn create_subscription(&self, s: &Subscription) -> StoreResult<Subscription> {
+        Ok(sqlx::query_as(
+            "INSERT INTO subscriptions (id, url, secret_ref, types, activity_id, description)
+             VALUES ($1, $2, $3, $4, $5, $6)
+             RETURNING id, url, secret_ref, types, activity_id, description, created_at",
+        )
+        .bind(s.id)
+        .bind(&s.url)
+        .bind(&s.secret_ref)
+        .bind(&s.types)
+        .bind(s.activity_id)
+        .bind(&s.description)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    pub async fn get_subscription(&self, id: Uuid) -> StoreResult<Subscription> {
+        Ok(sqlx::query_as(
+            "SELECT id, url, secret_ref, types, activity_id, description, created_at
+             FROM subscriptions WHERE id = $1 AND deleted_at IS NULL",
+        )
+        .bind(id)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    pub async fn list_subscriptions(
+        &self,
+        after: Option<(DateTime<Utc>, Uuid)>,
+        limit: i64,
+    ) -> StoreResult<Vec<Subscription>> {
+        let (at, id) = after.unzip();
+        Ok(sqlx::query_as(
+            "SELECT id, url, secret_ref, types, activity_id, description, created_at
+             FROM subscriptions WHERE deleted_at IS NULL
+               AND ($1::timestamptz IS NULL OR (created_at, id) < ($1, $2))
+             ORDER BY created_at DESC, id DESC LIMIT $3",
+        )
+        .bind(at)
+        .bind(id)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// Soft delete: its delivery history stays readable by ID.
+    pub async fn delete_subscription(&self, id: Uuid) -> StoreResult<bool> {
+        let result = sqlx::query(
+            "UPDATE subscriptions SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL",
+        )
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    pub async fn subscription_exists(&self, id: Uuid) -> StoreResult<bool> {
+        let (exists,): (bool,) =
+            sqlx::query_as("SELECT EXISTS (SELECT 1 FROM subscriptions WHERE id = $1)")
+                .bind(id)
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(exists)
+    }
+
+    /// Gives every notification not yet fanned out a delivery per
+    /// destination: live subscriptions that want it, and the activity's own
+    /// `notify` targets as its current definition names them. Returns how
+    /// many notifications it handled. Safe to run concurrently (row locks)
+    /// and again (delivery IDs are derived).
+    pub async fn fan_out(&self, limit: i64) -> StoreResult<usize> {
+        let mut tx = self.pool.begin().await?;
+        let rows: Vec<NotificationRow> = sqlx::query_as(
+            "SELECT id, seq, type, activity_id, subject, occurred_at, data FROM notifications
+             WHERE fanned_out_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED",
+        )
+        .bind(limit)
+        .fetch_all(&mut *tx)
+        .await?;
+        let count = rows.len();
+        for n in rows {
+            let subscriptions: Vec<(Uuid, String, Option<String>)> = sqlx::query_as(
+                "SELECT id, url, secret_ref FROM subscriptions
+                 WHERE deleted_at IS NULL AND (cardinality(types) = 0 OR $1 = ANY(types))
+                   AND (activity_id IS NULL OR activity_id = $2)",
+            )
+            .bind(&n.kind)
+            .bind(n.activity_id)
+            .fetch_all(&mut *tx)
+            .await?;
+            let targets: Option<(Option<Json<Vec<NotifyTarget>>>,)> =
+                sqlx::query_as("SELECT definition -> 'notify' FROM activities WHERE id = $1")
+                    .bind(n.activity_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            let kind = NotificationType::parse(&n.kind).ok();
+            let mut destinations: Vec<(String, Option<Uuid>, String, Option<String>)> =
+                subscriptions
+                    .into_iter()
+                    .map(|(id, url, secret)| {
+                        (destination_of_subscription(id), Some(id), url, secret)
+                    })
+                    .collect();
+            let targets = targets.and_then(|t| t.0).map(|t| t.0).unwrap_or_default();
+            for (index, target) in targets.into_iter().enumerate() {
+                if kind.is_some_and(|k| target.wants(k)) {
+                    destinations.push((
+                        destination_of_activity_target(n.activity_id, index),
+                        None,
+                        target.url,
+                        target.secret_ref,
+                    ));
+                }
+            }
+            for (destination, subscription_id, url, secret_ref) in destinations {
+                sqlx::query(
+                    "INSERT INTO notification_deliveries (id, notification_id, seq, subject,
+                         destination, subscription_id, url, secret_ref)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
+                )
+                .bind(delivery_id(n.id, &destination))
+                .bind(n.id)
+                .bind(n.seq)
+                .bind(&n.subject)
+                .bind(&destination)
+                .bind(subscription_id)
+                .bind(url)
+                .bind(secret_ref)
+                .execute(&mut *tx)
+                .await?;
+            }
+            sqlx::query("UPDATE notifications SET fanned_out_at = now() WHERE id = $1")
+                .bind(n.id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(count)
+    }
+
+    /// Pending deliveries that may go now: no earlier delivery about the
+    /// same subject to the same destination is still on its way (in order
+    /// per run and per alert). Also deliveries handed over longer ago than
+    /// any delivery workflow lives (`REDISPATCH_AFTER`): handing them over
+    /// again is a duplicate while Temporal knows the workflow, and a new
+    /// delivery if it was lost (terminated by hand, namespace reset).
+    pub async fn deliverable(&self, limit: i64) -> StoreResult<Vec<Uuid>> {
+        let rows: Vec<(Uuid,)> = sqlx::query_as(
+            "SELECT d.id FROM notification_deliveries d
+             WHERE (d.state = 'pending'
+                    OR (d.state = 'dispatched' AND d.dispatched_at < now() - make_interval(secs => $2)))
+               AND NOT EXISTS (
+                 SELECT 1 FROM notification_deliveries e
+                 WHERE e.destination = d.destination AND e.subject = d.subject
+                   AND e.seq < d.seq AND e.state IN ('pending', 'dispatched'))
+             ORDER BY d.seq LIMIT $1",
+        )
+        .bind(limit)
+        .bind(REDISPATCH_AFTER.as_secs_f64())
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(|r| r.0).collect())
+    }
+
+    pub async fn mark_dispatched(&self, id: Uuid) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE notification_deliveries SET state = 'dispatched', dispatched_at = now()
+             WHERE id = $1 AND state IN ('pending', 'dispatched')",
+        )
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// A delivery with its notification, for the worker.
+    pub async fn load(&self, id: Uuid) -> StoreResult<(Delivery, Notification)> {
+        let delivery: Delivery = sqlx::query_as(&format!(
+            "SELECT {DELIVERY_COLUMNS} FROM notification_deliveries d
+             JOIN notifications n ON n.id = d.notification_id WHERE d.id = $1"
+        ))
+        .bind(id)
+        .fetch_one(&self.pool)
+        .await?;
+        let row: NotificationRow = sqlx::query_as(
+            "SELECT id, seq, type, activity_id, subject, occurred_at, data FROM notifications WHERE id = $1",
+        )
+        .bind(delivery.notification_id)
+        .fetch_one(&self.pool)
+        .await?;
+        let notification = row.into_domain().ok_or_else(|| {
+            super::StoreError::Other(anyhow::anyhow!("unknown notification type"))
+        })?;
+        Ok((delivery, notification))
+    }
+
+    /// Records one attempt (a retried recording of the same attempt keeps one row).
+    pub async fn record_attempt(
+        &self,
+        id: Uuid,
+        attempt: i32,
+        status_code: Option<i32>,
+        error: Option<&str>,
+        duration_ms: i32,
+    ) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO delivery_attempts (delivery_id, attempt, status_code, error, duration_ms)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (delivery_id, attempt) DO UPDATE SET status_code = EXCLUDED.status_code,
+                 error = EXCLUDED.error, duration_ms = EXCLUDED.duration_ms,
+                 attempted_at = EXCLUDED.attempted_at",
+        )
+        .bind(id)
+        .bind(attempt)
+        .bind(status_code)
+        .bind(error)
+        .bind(duration_ms)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE notification_deliveries SET attempts = greatest(attempts, $2), last_error = $3
+             WHERE id = $1",
+        )
+        .bind(id)
+        .bind(attempt)
+        .bind(error)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Ends a delivery, delivered or failed.
+    pub async fn finish(&self, id: Uuid, delivered: bool, error: Option<&str>) -> StoreResult<()> {
+        let state = if delivered {
+            DeliveryState::Delivered
+        } else {
+            DeliveryState::Failed
+        };
+        sqlx::query(
+            "UPDATE notification_deliveries SET state = $2, finished_at = now(),
+                 last_error = coalesce($3, last_error)
+             WHERE id = $1 AND state IN ('pending', 'dispatched')",
+        )
+        .bind(id)
+        .bind(state.as_str())
+        .bind(error)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// A subscription's deliveries, newest first, after the keyset `(created_at, id)`.
+    pub async fn deliveries_of(
+        &self,
+        subscription_id: Uuid,
+        after: Option<(DateTime<Utc>, Uuid)>,
+        limit: i64,
+    ) -> StoreResult<Vec<Delivery>> {
+        let (at, id) = after.unzip();
+        Ok(sqlx::query_as(&format!(
+            "SELECT {DELIVERY_COLUMNS} FROM notification_deliveries d
+             JOIN notifications n ON n.id = d.notification_id
+             WHERE d.subscription_id = $1
+               AND ($2::timestamptz IS NULL OR (d.created_at, d.id) < ($2, $3))
+             ORDER BY d.created_at DESC, d.id DESC LIMIT $4"
+        ))
+        .bind(subscription_id)
+        .bind(at)
+        .bind(id)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// Attempts of these deliveries, oldest first.
+    pub async fn attempts_of(&self, ids: &[Uuid]) -> StoreResult<Vec<Attempt>> {
+        Ok(sqlx::query_as(
+            "SELECT delivery_id, attempt, attempted_at, status_code, error, duration_ms
+             FROM delivery_attempts WHERE delivery_id = ANY($1) ORDER BY delivery_id, attempt",
+        )
+        .bind(ids)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+}
