@@ -5,6 +5,7 @@
 
 pub mod activities;
 pub mod events;
+pub mod run_control;
 pub mod runs;
 pub mod schedules;
 
