@@ -187,6 +187,26 @@ async fn force_terminates_and_says_so(pool: PgPool) {
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(blocking.count(), 1);
     assert_eq!(next.count(), 0);
+
+    // Counted: the cancel by what was done, the run by its ending.
+    let metrics = app.get("/metrics").await.text().await.unwrap_or_default();
+    let value = |prefix: &str| -> f64 {
+        metrics
+            .lines()
+            .filter(|l| l.starts_with(prefix))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    };
+    assert!(
+        value("acp_run_cancels_total{action=\"terminated\"}") >= 1.0,
+        "{metrics}"
+    );
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("acp_runs_total{") && l.contains("status=\"cancelled\"")),
+        "{metrics}"
+    );
     worker.stop().await;
 }
 

@@ -77,6 +77,13 @@ impl Runs {
         } else {
             gateway.cancel_workflow(&run.workflow_id, &reason).await?
         };
+        crate::metrics::RUN_CANCELS
+            .with_label_values(&[if request.force {
+                "terminated"
+            } else {
+                "cancel_requested"
+            }])
+            .inc();
         let mut status = RunStatus::Running;
         if request.force || !open {
             // Nothing in Temporal will record the ending: record it here.
