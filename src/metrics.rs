@@ -69,6 +69,15 @@ pub static RUNS: LazyLock<IntCounterVec> = LazyLock::new(|| {
         &["activity_id", "status"],
     )
 });
+/// Run control (issue 13): cancel requests that reached a running run.
+pub static RUN_CANCELS: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_of(
+        "acp_run_cancels_total",
+        "Cancel requests for running runs, by what was done: cancel_requested or terminated",
+        "action",
+        &["cancel_requested", "terminated"],
+    )
+});
 pub static SKIPPED_FIRES: LazyLock<IntCounterVec> = LazyLock::new(|| {
     use crate::domain::misfire::SkipReason;
     counter_of(
@@ -260,6 +269,7 @@ pub async fn render() -> Response {
     LazyLock::force(&HTTP_REQUESTS);
     LazyLock::force(&HTTP_LATENCY);
     LazyLock::force(&RUNS);
+    LazyLock::force(&RUN_CANCELS);
     LazyLock::force(&SKIPPED_FIRES);
     LazyLock::force(&DISPATCHES);
     LazyLock::force(&SYNC_FAILURES);

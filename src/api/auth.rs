@@ -95,9 +95,14 @@ fn bearer(request: &Request) -> Result<&str, ApiError> {
     Ok(token.trim())
 }
 
+/// The API key a request was authenticated with, for handlers that record
+/// who asked (`Option<Extension<CallerKey>>`: absent when auth is disabled).
+#[derive(Debug, Clone, Copy)]
+pub struct CallerKey(pub uuid::Uuid);
+
 /// Middleware: lets a request through only with a live key whose scope
 /// covers its route.
-pub async fn require_key(State(auth): State<Auth>, request: Request, next: Next) -> Response {
+pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: Next) -> Response {
     let Auth::Keys { keys, table } = auth else {
         return next.run(request).await;
     };
@@ -135,6 +140,7 @@ pub async fn require_key(State(auth): State<Auth>, request: Request, next: Next)
         }
         .into_response();
     }
+    request.extensions_mut().insert(CallerKey(key.id));
     next.run(request).await
 }
 

@@ -14,6 +14,7 @@ pub mod keys;
 pub mod merge_patch;
 pub mod openapi;
 pub mod pagination;
+pub mod run_control;
 pub mod runs;
 pub mod schedule;
 pub mod sources;
@@ -68,6 +69,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::list_activity_runs))
         .routes(routes!(runs::list_runs))
         .routes(routes!(runs::get_run))
+        .routes(routes!(run_control::cancel_run))
         .routes(routes!(events::ingest_event, events::list_events))
         .routes(routes!(events::get_event))
         .routes(routes!(sources::create_source, sources::list_sources))

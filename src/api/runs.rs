@@ -11,7 +11,7 @@ use super::AppState;
 use super::extract::{ApiQuery, IdParam, path_uuid, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use crate::domain::misfire::SkipReason;
-use crate::domain::run::{Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
+use crate::domain::run::{Cancellation, Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::store::runs::RunFilter;
 
@@ -61,9 +61,34 @@ pub struct RunResponse {
     pub tasks_succeeded: i32,
     pub tasks_failed: i32,
     pub created_at: DateTime<Utc>,
+    /// Set once someone asked to cancel the run.
+    pub cancellation: Option<CancellationResponse>,
     /// The run's tasks (in `GET /v1/runs/{run_id}` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tasks: Option<Vec<TaskInstanceResponse>>,
+}
+
+/// A request to cancel a run.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CancellationResponse {
+    pub requested_at: DateTime<Utc>,
+    pub reason: Option<String>,
+    /// The API key that asked; null when authentication is disabled.
+    pub requested_by: Option<Uuid>,
+    /// Terminated in Temporal instead of cancelled: no cleanup ran in the
+    /// workflows.
+    pub forced: bool,
+}
+
+impl From<Cancellation> for CancellationResponse {
+    fn from(c: Cancellation) -> Self {
+        Self {
+            requested_at: c.requested_at,
+            reason: c.reason,
+            requested_by: c.requested_by,
+            forced: c.forced,
+        }
+    }
 }
 
 fn render_task(t: TaskInstance) -> TaskInstanceResponse {
@@ -102,6 +127,7 @@ fn render(run: Run, tasks: Option<Vec<TaskInstance>>) -> RunResponse {
         tasks_succeeded: run.tasks_succeeded,
         tasks_failed: run.tasks_failed,
         created_at: run.created_at,
+        cancellation: run.cancellation.map(Into::into),
         tasks: tasks.map(|t| t.into_iter().map(render_task).collect()),
     }
 }

@@ -35,6 +35,8 @@ named_enum! {
         Running = "running",
         Succeeded = "succeeded",
         Failed = "failed",
+        /// Interrupted, or never started, because its run was cancelled.
+        Cancelled = "cancelled",
     }
 }
 
@@ -70,6 +72,19 @@ pub struct Run {
     pub tasks_succeeded: i32,
     pub tasks_failed: i32,
     pub created_at: DateTime<Utc>,
+    /// Set once someone asked to cancel the run.
+    pub cancellation: Option<Cancellation>,
+}
+
+/// A request to cancel a run: when, why, by whom, and whether it terminated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cancellation {
+    pub requested_at: DateTime<Utc>,
+    pub reason: Option<String>,
+    /// The API key that asked; `None` when authentication is disabled.
+    pub requested_by: Option<Uuid>,
+    /// Terminated in Temporal instead of cancelled (no cleanup ran).
+    pub forced: bool,
 }
 
 impl Run {

@@ -22,8 +22,8 @@ pub struct Triggered {
 
 #[derive(Clone)]
 pub struct Runs {
-    activities: Activities,
-    runs: RunStore,
+    pub(super) activities: Activities,
+    pub(super) runs: RunStore,
 }
 
 impl Runs {

@@ -9,11 +9,12 @@ use uuid::Uuid;
 use super::{StoreError, StoreResult};
 use crate::domain::activity::ActivityDefinition;
 use crate::domain::misfire::SkipReason;
-use crate::domain::run::{Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
+use crate::domain::run::{Cancellation, Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
 
 const RUN_COLUMNS: &str = "run_id, activity_id, workflow_id, trigger_type, scheduled_for, event_id, \
     status, skip_reason, window_start, window_end, definition_version, context, started_at, \
-    finished_at, error, tasks_total, tasks_succeeded, tasks_failed, created_at";
+    finished_at, error, tasks_total, tasks_succeeded, tasks_failed, created_at, \
+    cancel_requested_at, cancel_reason, cancelled_by, cancel_forced";
 
 const TASK_COLUMNS: &str = "id, run_id, workflow_id, task_type, task_index, name, status, attempts, \
     started_at, finished_at, output, error";
@@ -39,6 +40,10 @@ struct RunRow {
     tasks_succeeded: i32,
     tasks_failed: i32,
     created_at: DateTime<Utc>,
+    cancel_requested_at: Option<DateTime<Utc>>,
+    cancel_reason: Option<String>,
+    cancelled_by: Option<Uuid>,
+    cancel_forced: bool,
 }
 
 /// A column holding a name the domain does not know: the database was
@@ -73,6 +78,12 @@ impl TryFrom<RunRow> for Run {
             tasks_succeeded: r.tasks_succeeded,
             tasks_failed: r.tasks_failed,
             created_at: r.created_at,
+            cancellation: r.cancel_requested_at.map(|requested_at| Cancellation {
+                requested_at,
+                reason: r.cancel_reason,
+                requested_by: r.cancelled_by,
+                forced: r.cancel_forced,
+            }),
         })
     }
 }
@@ -110,6 +121,33 @@ impl TryFrom<TaskRow> for TaskInstance {
             output: t.output.map(|o| o.0),
             error: t.error,
         })
+    }
+}
+
+/// `cancel_requested_at, cancel_reason, cancelled_by, cancel_forced`.
+type CancelRow = (DateTime<Utc>, Option<String>, Option<Uuid>, bool);
+
+/// A task row written without its task having started.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    pub id: Uuid,
+    pub workflow_id: String,
+    pub task_type: String,
+    pub index: i32,
+    pub name: Option<String>,
+}
+
+impl NewTask {
+    /// Task `index` of a run, under its contract IDs.
+    pub fn of_run(run_id: Uuid, index: u32, task_type: &str, name: Option<String>) -> Self {
+        let workflow_id = crate::domain::ids::task_workflow_id(run_id, task_type, index as usize);
+        Self {
+            id: crate::domain::ids::task_instance_id(&workflow_id),
+            workflow_id,
+            task_type: task_type.to_owned(),
+            index: index as i32,
+            name,
+        }
     }
 }
 
@@ -440,6 +478,81 @@ impl RunStore {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+
+    /// Records a request to cancel a running run. The first request's reason
+    /// and requester stay; a later `force` is recorded. `None` when the run
+    /// is not running (any more).
+    pub async fn request_cancel(
+        &self,
+        run_id: Uuid,
+        reason: Option<&str>,
+        requested_by: Option<Uuid>,
+        force: bool,
+    ) -> StoreResult<Option<Cancellation>> {
+        let row: Option<CancelRow> = sqlx::query_as(
+            "UPDATE activity_runs SET cancel_requested_at = COALESCE(cancel_requested_at, now()),
+                 cancel_reason = CASE WHEN cancel_requested_at IS NULL THEN $2 ELSE cancel_reason END,
+                 cancelled_by = CASE WHEN cancel_requested_at IS NULL THEN $3 ELSE cancelled_by END,
+                 cancel_forced = cancel_forced OR $4
+             WHERE run_id = $1 AND status = 'running'
+             RETURNING cancel_requested_at, cancel_reason, cancelled_by, cancel_forced",
+        )
+        .bind(run_id)
+        .bind(reason)
+        .bind(requested_by)
+        .bind(force)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(
+            |(requested_at, reason, requested_by, forced)| Cancellation {
+                requested_at,
+                reason,
+                requested_by,
+                forced,
+            },
+        ))
+    }
+
+    /// Marks a cancelled run's task rows: the one it interrupted (still
+    /// `running`) and those it never started (inserted as `cancelled`).
+    pub async fn cancel_tasks(&self, run_id: Uuid, unstarted: &[NewTask]) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "UPDATE task_instances SET status = 'cancelled', finished_at = now()
+             WHERE run_id = $1 AND status = 'running'",
+        )
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await?;
+        for task in unstarted {
+            sqlx::query(
+                "INSERT INTO task_instances (id, run_id, workflow_id, task_type, task_index, name, status, finished_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, 'cancelled', now())
+                 ON CONFLICT (id) DO NOTHING",
+            )
+            .bind(task.id)
+            .bind(run_id)
+            .bind(&task.workflow_id)
+            .bind(&task.task_type)
+            .bind(task.index)
+            .bind(task.name.as_deref())
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The workflow IDs of a run's tasks that are running.
+    pub async fn running_task_workflows(&self, run_id: Uuid) -> StoreResult<Vec<String>> {
+        let rows: Vec<(String,)> = sqlx::query_as(
+            "SELECT workflow_id FROM task_instances WHERE run_id = $1 AND status = 'running'",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(|r| r.0).collect())
     }
 
     pub async fn get_run(&self, run_id: Uuid) -> StoreResult<(Run, Vec<TaskInstance>)> {

@@ -17,7 +17,7 @@ use crate::domain::misfire::{Decision, Fire, SkipReason, catch_up_times, decide}
 use crate::domain::run::{RunStatus, RunTrigger, TaskStatus};
 use crate::domain::task::NonRetryable;
 use crate::domain::trigger::Cadence;
-use crate::store::runs::NewRun;
+use crate::store::runs::{NewRun, NewTask};
 use crate::store::{ActivityStore, RunStore};
 
 pub struct ExecutionActivities {
@@ -382,6 +382,8 @@ impl ExecutionActivities {
         traced(attempt, async move {
             let status = if input.succeeded {
                 TaskStatus::Succeeded
+            } else if input.cancelled {
+                TaskStatus::Cancelled
             } else {
                 TaskStatus::Failed
             };
@@ -411,6 +413,14 @@ impl ExecutionActivities {
                 RunStatus::Running => RunStatus::Failed,
                 other => other,
             };
+            if !input.cancelled_tasks.is_empty() {
+                let tasks: Vec<NewTask> = input
+                    .cancelled_tasks
+                    .iter()
+                    .map(|t| NewTask::of_run(input.run_id, t.index, &t.task_type, t.name.clone()))
+                    .collect();
+                self.runs.cancel_tasks(input.run_id, &tasks).await?;
+            }
             let ended = self
                 .runs
                 .finish_run(

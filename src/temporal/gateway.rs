@@ -10,7 +10,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use temporalio_client::grpc::WorkflowService;
 use temporalio_client::{Client, ClientOptions, Connection, ConnectionOptions, RetryOptions};
-use temporalio_common::protos::temporal::api::common::v1::{Payloads, WorkflowType};
+use temporalio_common::protos::temporal::api::common::v1::{
+    Payloads, WorkflowExecution, WorkflowType,
+};
 use temporalio_common::protos::temporal::api::enums::v1::ScheduleOverlapPolicy;
 use temporalio_common::protos::temporal::api::enums::v1::WorkflowIdReusePolicy;
 use temporalio_common::protos::temporal::api::schedule::v1::{BackfillRequest, SchedulePatch};
@@ -18,7 +20,8 @@ use temporalio_common::protos::temporal::api::taskqueue::v1::TaskQueue;
 use temporalio_common::protos::temporal::api::workflowservice::v1::{
     CreateScheduleRequest, DeleteScheduleRequest, DescribeScheduleRequest, GetSystemInfoRequest,
     ListScheduleMatchingTimesRequest, ListSchedulesRequest, PatchScheduleRequest,
-    StartWorkflowExecutionRequest, UpdateScheduleRequest,
+    RequestCancelWorkflowExecutionRequest, StartWorkflowExecutionRequest,
+    TerminateWorkflowExecutionRequest, UpdateScheduleRequest,
 };
 use tokio::sync::Mutex;
 use tonic::{Code, IntoRequest};
@@ -383,6 +386,69 @@ impl TemporalGateway {
         })
         .await
     }
+
+    // --- run control (issue 13) ---
+
+    /// Asks the latest execution of `workflow_id` to cancel. `false` when
+    /// there is nothing open to cancel.
+    #[tracing::instrument(skip(self))]
+    pub async fn cancel_workflow(
+        &self,
+        workflow_id: &str,
+        reason: &str,
+    ) -> Result<bool, GatewayError> {
+        self.bounded(async {
+            let mut client = self.client().await?;
+            let request = self.request(RequestCancelWorkflowExecutionRequest {
+                namespace: self.settings.namespace.clone(),
+                workflow_execution: Some(WorkflowExecution {
+                    workflow_id: workflow_id.to_owned(),
+                    run_id: String::new(),
+                }),
+                identity: self.settings.identity.clone(),
+                request_id: uuid::Uuid::new_v4().to_string(),
+                reason: reason.to_owned(),
+                ..Default::default()
+            });
+            match WorkflowService::request_cancel_workflow_execution(&mut client, request).await {
+                Ok(_) => Ok(true),
+                Err(status) if status.code() == Code::NotFound => Ok(false),
+                Err(status) => Err(status.into()),
+            }
+        })
+        .await
+    }
+
+    /// Terminates the latest execution of `workflow_id` (no cleanup runs in
+    /// it). `false` when there is nothing open to terminate.
+    #[tracing::instrument(skip(self))]
+    pub async fn terminate_workflow(
+        &self,
+        workflow_id: &str,
+        reason: &str,
+    ) -> Result<bool, GatewayError> {
+        self.bounded(async {
+            let mut client = self.client().await?;
+            let request = self.request(TerminateWorkflowExecutionRequest {
+                namespace: self.settings.namespace.clone(),
+                workflow_execution: Some(WorkflowExecution {
+                    workflow_id: workflow_id.to_owned(),
+                    run_id: String::new(),
+                }),
+                identity: self.settings.identity.clone(),
+                reason: reason.to_owned(),
+                ..Default::default()
+            });
+            match WorkflowService::terminate_workflow_execution(&mut client, request).await {
+                Ok(_) => Ok(true),
+                Err(status) if status.code() == Code::NotFound => Ok(false),
+                Err(status) => Err(status.into()),
+            }
+        })
+        .await
+    }
+
+    // --- end run control ---
 
     /// Asks the schedule to run exactly these nominal times, one after another
     /// (`BufferAll`: a backfill under `Skip` would run almost nothing).

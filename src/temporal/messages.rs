@@ -84,6 +84,9 @@ pub struct FinishTaskInput {
     pub attempts: u32,
     pub output: Option<serde_json::Value>,
     pub error: Option<String>,
+    /// The task was interrupted because its run was cancelled.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -124,6 +127,18 @@ pub struct FinishRunInput {
     pub error: Option<String>,
     pub succeeded: u32,
     pub failed: u32,
+    /// For a cancelled run: the tasks from the one it interrupted on, whose
+    /// rows end `cancelled` (those never started are written so).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cancelled_tasks: Vec<CancelledTask>,
+}
+
+/// A task of a cancelled run that did not finish.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CancelledTask {
+    pub index: u32,
+    pub task_type: String,
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

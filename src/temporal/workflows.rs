@@ -11,7 +11,8 @@ use temporalio_common::search_attributes::{SearchAttributeKey, Timestamp};
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
     ActivityOptions, ChildWorkflowOptions, ChildWorkflowStartError, ParentClosePolicy,
-    StartChildWorkflowExecutionFailedCause, WorkflowContext, WorkflowIdReusePolicy, WorkflowResult,
+    StartChildWorkflowExecutionFailedCause, WorkflowCancellationToken, WorkflowContext,
+    WorkflowIdReusePolicy, WorkflowResult, WorkflowTermination,
 };
 use uuid::Uuid;
 
@@ -42,6 +43,15 @@ fn bookkeeping() -> ActivityOptions {
                 .build(),
         )
         .build()
+}
+
+/// Bookkeeping after the workflow was cancelled: on a token of its own, or
+/// it would inherit the cancellation and never run. Only a cancelled
+/// execution schedules it, so histories without a cancel replay unchanged.
+fn bookkeeping_after_cancel() -> ActivityOptions {
+    let mut options = bookkeeping();
+    options.cancellation_token = Some(WorkflowCancellationToken::new());
+    options
 }
 
 /// What Temporal allows a webhook attempt beyond its HTTP timeout, for the
@@ -188,7 +198,13 @@ impl RunActivityWorkflow {
             )
             .await?;
         let (mut succeeded, mut failed, mut error) = (0u32, 0u32, None);
+        // The index of the first task a cancellation left unfinished.
+        let mut cancelled_from = None;
         for (index, task) in logged.tasks.iter().enumerate() {
+            if ctx.cancellation_token().is_cancelled() {
+                cancelled_from = Some(index);
+                break;
+            }
             let task_workflow_id = ids::task_workflow_id(run_id, &task.task_type, index);
             let input = TaskInput {
                 run_id,
@@ -229,6 +245,10 @@ impl RunActivityWorkflow {
             };
             if outcome.succeeded {
                 succeeded += 1;
+            } else if ctx.cancellation_token().is_cancelled() {
+                // Cancelling the run cancelled the task's workflow too.
+                cancelled_from = Some(index);
+                break;
             } else {
                 failed += 1;
                 error = Some(format!(
@@ -239,6 +259,34 @@ impl RunActivityWorkflow {
                 // Tasks are ordered: later ones depend on earlier ones.
                 break;
             }
+        }
+        if let Some(from) = cancelled_from {
+            let reason = ctx.cancellation_token().reason();
+            ctx.execute_activity(
+                ExecutionActivities::finish_run,
+                FinishRunInput {
+                    run_id,
+                    status: RunStatus::Cancelled,
+                    error: Some(match reason {
+                        Some(reason) if !reason.is_empty() => format!("cancelled: {reason}"),
+                        _ => "cancelled".to_owned(),
+                    }),
+                    succeeded,
+                    failed,
+                    cancelled_tasks: logged.tasks[from..]
+                        .iter()
+                        .enumerate()
+                        .map(|(i, task)| CancelledTask {
+                            index: (from + i) as u32,
+                            task_type: task.task_type.clone(),
+                            name: task.name.clone(),
+                        })
+                        .collect(),
+                },
+                bookkeeping_after_cancel(),
+            )
+            .await?;
+            return Err(WorkflowTermination::cancelled());
         }
         let status = if failed == 0 {
             RunStatus::Succeeded
@@ -253,6 +301,7 @@ impl RunActivityWorkflow {
                 error: error.clone(),
                 succeeded,
                 failed,
+                cancelled_tasks: Vec::new(),
             },
             bookkeeping(),
         )
@@ -406,6 +455,9 @@ impl TaskInstanceWorkflow {
                 1,
             ),
         };
+        // A task that finished before the cancellation reached it keeps its
+        // result; one that was interrupted ends `cancelled`.
+        let cancelled = !outcome.0.succeeded && ctx.cancellation_token().is_cancelled();
         ctx.execute_activity(
             ExecutionActivities::finish_task,
             FinishTaskInput {
@@ -415,10 +467,18 @@ impl TaskInstanceWorkflow {
                 attempts: outcome.1,
                 output: outcome.0.succeeded.then(|| outcome.0.output.clone()),
                 error: outcome.0.error.clone(),
+                cancelled,
             },
-            bookkeeping(),
+            if cancelled {
+                bookkeeping_after_cancel()
+            } else {
+                bookkeeping()
+            },
         )
         .await?;
+        if cancelled {
+            return Err(WorkflowTermination::cancelled());
+        }
         Ok(outcome.0)
     }
 }
