@@ -363,6 +363,16 @@ impl ActivityRequest {
     }
 }
 
+/// Parses a trigger on its own (a preview), with the same field errors as
+/// in a create (`trigger.cron`, ...).
+pub fn parse_trigger_body(body: TriggerBody) -> Result<Trigger, Vec<FieldError>> {
+    let mut errors = Errors(Vec::new());
+    match parse_trigger(&mut errors, body) {
+        Some(trigger) if errors.0.is_empty() => Ok(trigger),
+        _ => Err(errors.0),
+    }
+}
+
 fn parse_trigger(errors: &mut Errors, body: TriggerBody) -> Option<Trigger> {
     let kind = body.kind;
     let not_for = |errors: &mut Errors, field: &str, present: bool, what: &str| {

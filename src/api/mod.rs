@@ -11,6 +11,7 @@ pub mod keys;
 pub mod merge_patch;
 pub mod openapi;
 pub mod pagination;
+pub mod preview;
 pub mod runs;
 pub mod schedule;
 
@@ -60,6 +61,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(schedule::backfill_activity))
         .routes(routes!(schedule::get_schedule))
         .routes(routes!(schedule::get_timeline))
+        .routes(routes!(preview::preview_schedule))
         .routes(routes!(runs::list_activity_runs))
         .routes(routes!(runs::list_runs))
         .routes(routes!(runs::get_run))

@@ -5,6 +5,7 @@
 
 pub mod activities;
 pub mod events;
+pub mod preview;
 pub mod runs;
 pub mod schedules;
 
