@@ -20,7 +20,7 @@ use super::pagination::{Page, decode_cursor, page, parse_limit};
 use crate::domain::activity::Activity;
 use crate::domain::run::StartOutcome;
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::service::activities::Written;
+use crate::service::activities::{Written, next_fire_times};
 use crate::store::activities::{ActivityFilter, Keyset};
 
 const CURSOR_SCOPE: &str = "activities";
@@ -186,6 +186,7 @@ pub async fn list_activities(
         label,
         q: query.q.filter(|q| !q.is_empty()),
     };
+    let now = chrono::Utc::now();
     let rows = state
         .services
         .activities
@@ -196,7 +197,10 @@ pub async fn list_activities(
         limit,
         CURSOR_SCOPE,
         |a| (a.created_at, a.id),
-        |a| render(a, vec![]),
+        |a| {
+            let next = next_fire_times(&a, now);
+            render(a, next)
+        },
     )))
 }
 

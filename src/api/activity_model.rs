@@ -13,6 +13,7 @@ use super::alert_model::{
 use super::alerts::AlertResponse;
 use crate::domain::FieldError;
 use crate::domain::activity::{Activity, ActivityDefinition, SyncState, TaskSpec, TaskType};
+use crate::domain::calendar::{DstPolicy, Repeated, Skipped};
 use crate::domain::duration::IsoDuration;
 use crate::domain::ids;
 use crate::domain::trigger::{
@@ -117,6 +118,29 @@ pub struct TriggerBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(pattern = r"^P")]
     pub jitter: Option<String>,
+    /// What a daylight-saving change does to the cron expression's times
+    /// (`cron` only). Default `{"repeated": "first", "skipped": "shift"}`:
+    /// a daily job runs exactly once on every calendar day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<DstBody>,
+}
+
+/// A cron trigger's daylight-saving policy; left-out fields keep their
+/// defaults. Exactly the policy's times run, whatever the engine would do by
+/// itself (see docs/TIME.md).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DstBody {
+    /// A wall time that happens twice (clocks go back): run the `first`
+    /// (default) occurrence, the `last`, or `both`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Repeated>, example = "first")]
+    pub repeated: Option<String>,
+    /// A wall time that does not exist (clocks go forward): `shift` (default)
+    /// runs at the first instant after the gap, once; `skip` does not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Skipped>, example = "shift")]
+    pub skipped: Option<String>,
 }
 
 /// An event type name: 1 to 200 of letters, digits and `. _ - : /`.
@@ -224,10 +248,10 @@ pub struct ScheduleStatus {
     pub sync_state: SyncState,
     pub last_synced_at: Option<DateTime<Utc>>,
     pub last_error: Option<String>,
-    /// The next nominal fire times, asked of Temporal by
-    /// `GET /v1/activities/{id}`. Empty in lists, when Temporal cannot be
-    /// asked, and after a create (which costs Temporal one call, not a
-    /// read-back: read the activity for its fire times).
+    /// The next 10 nominal fire times, from the service's own definition of
+    /// the trigger's times (the one Temporal is made to honour, DST policy
+    /// included), within `start_at`/`end_at`. Empty for event triggers and
+    /// while the activity is paused or disabled (nothing fires then).
     pub next_fire_times: Vec<DateTime<Utc>>,
 }
 
@@ -362,6 +386,16 @@ impl ActivityRequest {
     }
 }
 
+/// Parses a trigger on its own (a preview), with the same field errors as
+/// in a create (`trigger.cron`, ...).
+pub fn parse_trigger_body(body: TriggerBody) -> Result<Trigger, Vec<FieldError>> {
+    let mut errors = Errors(Vec::new());
+    match parse_trigger(&mut errors, body) {
+        Some(trigger) if errors.0.is_empty() => Ok(trigger),
+        _ => Err(errors.0),
+    }
+}
+
 fn parse_trigger(errors: &mut Errors, body: TriggerBody) -> Option<Trigger> {
     let kind = body.kind;
     let not_for = |errors: &mut Errors, field: &str, present: bool, what: &str| {
@@ -383,6 +417,7 @@ fn parse_trigger(errors: &mut Errors, body: TriggerBody) -> Option<Trigger> {
             ("start_at", body.start_at.is_some()),
             ("end_at", body.end_at.is_some()),
             ("jitter", body.jitter.is_some()),
+            ("dst", body.dst.is_some()),
         ] {
             not_for(errors, field, present, "event");
         }
@@ -427,15 +462,20 @@ fn parse_trigger(errors: &mut Errors, body: TriggerBody) -> Option<Trigger> {
                 Some(text) => errors.take("trigger.timezone", TimeZoneName::parse(text)),
                 None => Some(TimeZoneName::default()),
             };
-            cron.zip(timezone).map(|(cron, timezone)| Cadence::Cron {
-                cron,
-                timezone,
-                dst: Default::default(),
-            })
+            let dst = parse_dst(errors, body.dst.as_ref());
+            match (cron, timezone, dst) {
+                (Some(cron), Some(timezone), Some(dst)) => Some(Cadence::Cron {
+                    cron,
+                    timezone,
+                    dst,
+                }),
+                _ => None,
+            }
         }
         TriggerKind::Interval => {
             not_for(errors, "cron", body.cron.is_some(), "interval");
             not_for(errors, "timezone", body.timezone.is_some(), "interval");
+            not_for(errors, "dst", body.dst.is_some(), "interval");
             match &body.every {
                 Some(text) => match IsoDuration::parse(text) {
                     Ok(every) if every.as_std() < std::time::Duration::from_secs(1) => {
@@ -498,6 +538,24 @@ fn parse_trigger(errors: &mut Errors, body: TriggerBody) -> Option<Trigger> {
         end_at: end_at.map_or(Some(None), |v| v.map(Some))?,
         jitter: jitter.map_or(Some(None), |v| v.map(Some))?,
     }))
+}
+
+fn parse_dst(errors: &mut Errors, body: Option<&DstBody>) -> Option<DstPolicy> {
+    let Some(body) = body else {
+        return Some(DstPolicy::default());
+    };
+    let repeated = match &body.repeated {
+        Some(text) => errors.take("trigger.dst.repeated", text.parse::<Repeated>()),
+        None => Some(Repeated::default()),
+    };
+    let skipped = match &body.skipped {
+        Some(text) => errors.take("trigger.dst.skipped", text.parse::<Skipped>()),
+        None => Some(Skipped::default()),
+    };
+    Some(DstPolicy {
+        repeated: repeated?,
+        skipped: skipped?,
+    })
 }
 
 fn parse_task(errors: &mut Errors, index: usize, body: TaskBody) -> Option<TaskSpec> {
@@ -567,6 +625,7 @@ fn trigger_body(trigger: &Trigger) -> TriggerBody {
         start_at: None,
         end_at: None,
         jitter: None,
+        dst: None,
     };
     match trigger {
         Trigger::Event { event_types } => {
@@ -574,10 +633,18 @@ fn trigger_body(trigger: &Trigger) -> TriggerBody {
         }
         Trigger::Scheduled(s) => {
             match &s.cadence {
-                Cadence::Cron { cron, timezone, .. } => {
+                Cadence::Cron {
+                    cron,
+                    timezone,
+                    dst,
+                } => {
                     body.kind = TriggerKind::Cron;
                     body.cron = Some(cron.as_str().to_owned());
                     body.timezone = Some(timezone.name().to_owned());
+                    body.dst = Some(DstBody {
+                        repeated: Some(dst.repeated.as_str().to_owned()),
+                        skipped: Some(dst.skipped.as_str().to_owned()),
+                    });
                 }
                 Cadence::Interval { every } => {
                     body.kind = TriggerKind::Interval;
@@ -603,7 +670,7 @@ pub fn parse_trigger_type(text: &str) -> Result<TriggerType, String> {
     text.parse()
 }
 
-/// Renders a stored activity; `next_fire_times` come from Temporal when known.
+/// Renders a stored activity with its next fire times.
 pub fn render(activity: Activity, next_fire_times: Vec<DateTime<Utc>>) -> ActivityResponse {
     let request = request_of(&activity.definition);
     let schedule_id = activity
@@ -725,6 +792,55 @@ mod tests {
                 json!({"name": "x", "trigger": {"type": "interval"}, "tasks": [{"task_type": "noop"}]})
             ),
             vec!["trigger.every"]
+        );
+        assert_eq!(
+            fields(
+                json!({"name": "x", "trigger": {"type": "interval", "every": "PT1M", "dst": {}}, "tasks": [{"task_type": "noop"}]})
+            ),
+            vec!["trigger.dst"]
+        );
+        assert_eq!(
+            fields(
+                json!({"name": "x", "trigger": {"type": "event", "event_types": ["a"], "dst": {}}, "tasks": [{"task_type": "noop"}]})
+            ),
+            vec!["trigger.dst"]
+        );
+    }
+
+    #[test]
+    fn dst_policy_parses_defaults_and_round_trips() {
+        let cron = |dst: serde_json::Value| {
+            json!({"name": "x", "trigger": {"type": "cron", "cron": "30 2 * * *",
+                   "timezone": "Europe/Berlin", "dst": dst}, "tasks": [{"task_type": "noop"}]})
+        };
+        let policy = |def: &ActivityDefinition| match &def.trigger {
+            Trigger::Scheduled(ScheduledTrigger {
+                cadence: Cadence::Cron { dst, .. },
+                ..
+            }) => *dst,
+            other => panic!("{other:?}"),
+        };
+        let def = parse(cron(json!({"repeated": "both"}))).unwrap();
+        assert_eq!(
+            policy(&def),
+            DstPolicy {
+                repeated: Repeated::Both,
+                skipped: Skipped::Shift
+            }
+        );
+        assert_eq!(request_of(&def).into_definition().unwrap(), def);
+        let body = request_of(&def).trigger.dst.unwrap();
+        assert_eq!(
+            (body.repeated.as_deref(), body.skipped.as_deref()),
+            (Some("both"), Some("shift"))
+        );
+        assert_eq!(
+            policy(&parse(cron(json!(null))).unwrap()),
+            DstPolicy::default()
+        );
+        assert_eq!(
+            fields(cron(json!({"repeated": "twice", "skipped": "never"}))),
+            vec!["trigger.dst.repeated", "trigger.dst.skipped"]
         );
     }
 }

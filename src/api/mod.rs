@@ -14,6 +14,7 @@ pub mod keys;
 pub mod merge_patch;
 pub mod openapi;
 pub mod pagination;
+pub mod preview;
 pub mod run_control;
 pub mod runs;
 pub mod schedule;
@@ -66,6 +67,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(schedule::backfill_activity))
         .routes(routes!(schedule::get_schedule))
         .routes(routes!(schedule::get_timeline))
+        .routes(routes!(preview::preview_schedule))
         .routes(routes!(runs::list_activity_runs))
         .routes(routes!(runs::list_runs))
         .routes(routes!(runs::get_run))

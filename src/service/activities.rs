@@ -24,8 +24,27 @@ pub struct SyncOutcome {
     pub view: Option<ScheduleView>,
 }
 
-/// An activity as a write left it, with the next fire times Temporal
-/// reported while syncing (empty when it did not say).
+/// How many next fire times an activity shows.
+pub const NEXT_FIRE_TIMES: usize = 10;
+
+/// The next fire times of an activity after `now`, from the one definition
+/// of its times (`domain::calendar`, DST policy included) clipped to its
+/// `start_at`/`end_at`: what Temporal is made to run. None for event
+/// triggers, nor while the activity is paused, disabled or deleted.
+pub fn next_fire_times(activity: &Activity, now: DateTime<Utc>) -> Vec<DateTime<Utc>> {
+    let Some(trigger) = activity.definition.trigger.as_scheduled() else {
+        return vec![];
+    };
+    if activity.paused || !activity.definition.enabled || activity.deleted {
+        return vec![];
+    }
+    crate::domain::window::upcoming(trigger, now, NEXT_FIRE_TIMES)
+        .into_iter()
+        .map(|t| t.at)
+        .collect()
+}
+
+/// An activity as a write left it, with its next fire times.
 #[derive(Debug, Clone)]
 pub struct Written {
     pub activity: Activity,
@@ -77,24 +96,14 @@ impl Activities {
             .ok_or(Error::NotFound("activity"))
     }
 
-    /// A live activity with its next fire times from Temporal (none when
-    /// Temporal cannot say: the activity itself is still answered).
+    /// A live activity with its next fire times (computed, so they are
+    /// answered whether or not Temporal is).
     pub async fn get_with_next_fire_times(
         &self,
         id: Uuid,
     ) -> Result<(Activity, Vec<DateTime<Utc>>)> {
         let activity = self.get(id).await?;
-        if !activity.wants_schedule() {
-            return Ok((activity, vec![]));
-        }
-        let next = match self.gateway.describe(&ids::schedule_id(id)).await {
-            Ok(Some(view)) => view.future_action_times,
-            Ok(None) => vec![],
-            Err(err) => {
-                tracing::debug!(error = %err, "next fire times unavailable");
-                vec![]
-            }
-        };
+        let next = next_fire_times(&activity, Utc::now());
         Ok((activity, next))
     }
 
@@ -125,8 +134,8 @@ impl Activities {
                 Ok(written)
             }
             CreateOutcome::Replayed(activity) => Ok(Written {
+                next_fire_times: next_fire_times(&activity, Utc::now()),
                 activity,
-                next_fire_times: vec![],
                 created: true,
                 replayed: true,
             }),
@@ -183,15 +192,11 @@ impl Activities {
     /// Syncs the schedule right after a write, then re-reads the row so the
     /// caller sees the sync state that was recorded.
     async fn sync_and_reload(&self, activity: Activity) -> Result<Written> {
-        let outcome = self.sync(&activity).await?;
-        let next_fire_times = outcome
-            .view
-            .map(|v| v.future_action_times)
-            .unwrap_or_default();
+        self.sync(&activity).await?;
         let reloaded = self.store.get_any(activity.id).await?.unwrap_or(activity);
         Ok(Written {
+            next_fire_times: next_fire_times(&reloaded, Utc::now()),
             activity: reloaded,
-            next_fire_times,
             created: false,
             replayed: false,
         })
@@ -204,8 +209,8 @@ impl Activities {
     async fn sync_unless_synced(&self, activity: Activity) -> Result<Written> {
         if activity.sync.state == SyncState::Synced {
             Ok(Written {
+                next_fire_times: next_fire_times(&activity, Utc::now()),
                 activity,
-                next_fire_times: vec![],
                 created: false,
                 replayed: false,
             })

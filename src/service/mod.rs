@@ -7,6 +7,7 @@ pub mod activities;
 pub mod alerts;
 pub mod events;
 pub mod notifications;
+pub mod preview;
 pub mod run_control;
 pub mod runs;
 pub mod schedules;

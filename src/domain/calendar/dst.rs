@@ -6,7 +6,9 @@ use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
 /// What runs when a wall time happens twice (the clocks go back).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Repeated {
     /// The earlier occurrence only.
@@ -19,7 +21,9 @@ pub enum Repeated {
 }
 
 /// What runs when a wall time does not exist (the clocks go forward).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Skipped {
     /// Run at the first instant after the gap (once, however many of the
@@ -28,6 +32,49 @@ pub enum Skipped {
     Shift,
     /// Do not run.
     Skip,
+}
+
+impl Repeated {
+    pub const ALL: [Repeated; 3] = [Self::First, Self::Last, Self::Both];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::First => "first",
+            Self::Last => "last",
+            Self::Both => "both",
+        }
+    }
+}
+
+impl std::str::FromStr for Repeated {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| format!("`{s}` is not a choice; expected one of first, last, both"))
+    }
+}
+
+impl Skipped {
+    pub const ALL: [Skipped; 2] = [Self::Shift, Self::Skip];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Shift => "shift",
+            Self::Skip => "skip",
+        }
+    }
+}
+
+impl std::str::FromStr for Skipped {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| format!("`{s}` is not a choice; expected one of shift, skip"))
+    }
 }
 
 /// A cron trigger's answer to daylight-saving changes.

@@ -17,7 +17,7 @@ pub const FIRST_YEAR: i32 = 1970;
 pub const LAST_YEAR: i32 = 2100;
 
 /// What a nominal time has to do with daylight saving.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TimeNote {
     Normal,
