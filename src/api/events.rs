@@ -382,8 +382,18 @@ async fn ingest_one(
     Ok((status, body))
 }
 
-/// One event after the other; each item answers for itself.
+/// One event after the other; each item answers for itself. A batch none
+/// of whose items can be read is refused as a whole (422), so nothing that
+/// accepts no event answers 200.
 async fn ingest_batch(state: &AppState, items: Vec<ApiResult<NewEvent>>, wait: bool) -> Response {
+    if !items.is_empty() && items.iter().all(Result::is_err) {
+        let errors = items
+            .into_iter()
+            .filter_map(Result::err)
+            .flat_map(|err| err.to_problem().errors)
+            .collect();
+        return ApiError::Validation(errors).into_response();
+    }
     let mut results = Vec::with_capacity(items.len());
     for (index, item) in items.into_iter().enumerate() {
         let outcome = match item {
