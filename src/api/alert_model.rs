@@ -114,13 +114,6 @@ pub fn parse_alerts(
     (!expectations.is_empty()).then_some(expectations)
 }
 
-pub fn is_env_var_name(text: &str) -> bool {
-    let mut chars = text.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_uppercase() || c == '_')
-        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-        && text.len() <= 128
-}
-
 /// Checks a notification URL, secret reference and type list, naming fields
 /// under `at` (`notify[0]`, or empty for a subscription).
 pub fn parse_target(
@@ -151,7 +144,7 @@ pub fn parse_target(
         ));
     }
     if let Some(name) = secret_ref
-        && !is_env_var_name(name)
+        && !crate::domain::task::is_env_var_name(name)
     {
         errors.push(FieldError::new(
             field("secret_ref"),

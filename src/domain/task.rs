@@ -122,7 +122,9 @@ fn both<A, B>(
     }
 }
 
-fn is_env_var_name(text: &str) -> bool {
+/// A `secret_ref`: the name of an environment variable of the worker
+/// (upper case, digits and `_`, not starting with a digit, at most 128).
+pub fn is_env_var_name(text: &str) -> bool {
     let mut chars = text.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_uppercase() || c == '_')
         && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
