@@ -10,7 +10,7 @@ use axum::http::header::CONTENT_TYPE;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::extract::{BodyLimit, from_json_slice};
+use super::extract::{from_json_slice, read_body};
 use crate::domain::cloudevent::{self, MappedEvent, is_json_media_type};
 use crate::domain::event::EventIdOrigin;
 use crate::domain::message::ce_attributes;
@@ -134,18 +134,7 @@ impl<S: Send + Sync> FromRequest<S> for IngestBody {
                 }
             )));
         }
-        let limit = req
-            .extensions()
-            .get::<BodyLimit>()
-            .map(|l| l.0)
-            .unwrap_or(usize::MAX);
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::PayloadTooLarge { limit }
-            } else {
-                ApiError::bad_field("body", rejection.body_text())
-            }
-        })?;
+        let bytes = read_body(req, state).await?;
         if native {
             return Ok(Self::Native(bytes));
         }

@@ -160,18 +160,7 @@ where
                 }
             )));
         }
-        let limit = req
-            .extensions()
-            .get::<BodyLimit>()
-            .map(|l| l.0)
-            .unwrap_or(usize::MAX);
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::PayloadTooLarge { limit }
-            } else {
-                ApiError::bad_field("body", rejection.body_text())
-            }
-        })?;
+        let bytes = read_body(req, state).await?;
         from_json_slice(&bytes).map(JsonBody)
     }
 }
@@ -326,6 +315,23 @@ where
             .await
             .map(|JsonBody(v)| Self(v))
     }
+}
+
+/// The body's bytes within the configured limit: 413 past it, 400 when it
+/// cannot be read at all.
+pub async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+    let limit = req
+        .extensions()
+        .get::<BodyLimit>()
+        .map(|l| l.0)
+        .unwrap_or(usize::MAX);
+    Bytes::from_request(req, state).await.map_err(|rejection| {
+        if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::PayloadTooLarge { limit }
+        } else {
+            ApiError::bad_field("body", rejection.body_text())
+        }
+    })
 }
 
 /// An optional RFC 3339 query parameter; a malformed one is a 400 naming it.
