@@ -380,8 +380,11 @@ async fn record_histories(pool: PgPool) {
     .await;
     let run_id = started["run_id"].as_str().unwrap_or_default();
     let (status, answer) = json(
-        app.post(&format!("/v1/runs/{run_id}/cancel"), &json!({"reason": "fixture"}))
-            .await,
+        app.post(
+            &format!("/v1/runs/{run_id}/cancel"),
+            &json!({"reason": "fixture"}),
+        )
+        .await,
     )
     .await;
     assert_eq!(status, 202, "{answer}");

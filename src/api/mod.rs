@@ -72,6 +72,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::list_runs))
         .routes(routes!(runs::get_run))
         .routes(routes!(run_control::cancel_run))
+        .routes(routes!(run_control::retry_run))
         .routes(routes!(events::ingest_event, events::list_events))
         .routes(routes!(events::get_event))
         .routes(routes!(sources::create_source, sources::list_sources))
