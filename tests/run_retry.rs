@@ -221,3 +221,80 @@ async fn twenty_concurrent_retries_start_exactly_one_attempt(pool: PgPool) {
     assert_eq!(second.count(), 2);
     worker.stop().await;
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_worker_stopped_during_a_retry_finishes_it_after_restart_running_no_task_twice(
+    pool: PgPool,
+) {
+    let first = WebhookSink::start(200, Duration::ZERO).await;
+    // Fails at once the first time; answers slowly, and well, afterwards.
+    let second = WebhookSink::scripted(|n| {
+        if n <= 1 {
+            (500, Duration::ZERO)
+        } else {
+            (200, Duration::from_secs(3))
+        }
+    })
+    .await;
+    let third = WebhookSink::start(200, Duration::ZERO).await;
+    let server = shared_temporal();
+    let namespace = new_namespace(&server.address()).await;
+    let app = TestApp::spawn(pool, &server.address(), &namespace).await;
+    let created = app
+        .create(&json!({
+            "name": "retried-across-a-restart",
+            "trigger": {"type": "event", "event_types": ["retry.test"]},
+            "tasks": [
+                {"task_type": "webhook", "config": {"url": first.url}},
+                {"task_type": "webhook", "config": {"url": second.url}, "timeout": "PT30S",
+                 "retry": {"max_attempts": 1}},
+                {"task_type": "webhook", "config": {"url": third.url}},
+            ],
+        }))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default();
+    let worker = app.worker(true, Default::default());
+    let (_, started) = trigger(&app, id, None).await;
+    let run_id = started["run_id"].as_str().unwrap_or_default().to_owned();
+    let workflow_id = started["workflow_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let run = wait_run_done(&app, &run_id, Duration::from_secs(90)).await;
+    assert_eq!(run["status"], "failed", "{run}");
+
+    let (status, retried) = retry(&app, &run_id).await;
+    assert_eq!(status, 202, "{retried}");
+    // The retried task's call is in flight: stop the worker under it.
+    eventually(Duration::from_secs(60), || async {
+        (second.count() >= 2).then_some(())
+    })
+    .await;
+    worker.stop().await;
+    let (_, during) = json(app.get(&format!("/v1/runs/{run_id}")).await).await;
+    assert_eq!(during["status"], "running", "{during}");
+
+    // A new worker, with an empty cache, replays the attempt and ends it.
+    let worker = app.worker(true, Default::default());
+    let run = wait_run_done(&app, &run_id, Duration::from_secs(120)).await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["attempt"], 2, "{run}");
+    let tasks = run["tasks"].as_array().cloned().unwrap_or_default();
+    assert!(tasks.iter().all(|t| t["status"] == "succeeded"), "{run}");
+
+    // No task ran twice: each receiver heard each attempt that ran it once,
+    // and each task workflow ID ran once per attempt that ran it.
+    assert_eq!(first.count(), 1);
+    assert_eq!(second.count(), 2);
+    assert_eq!(third.count(), 1);
+    assert_eq!(executions(&app, &workflow_id).await.len(), 2);
+    for (index, runs) in [(0, 1), (1, 2), (2, 1)] {
+        let task_workflow = format!("task-{run_id}:webhook:{index}");
+        assert_eq!(
+            executions(&app, &task_workflow).await.len(),
+            runs,
+            "{task_workflow}"
+        );
+    }
+    worker.stop().await;
+}
