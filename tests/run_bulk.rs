@@ -11,6 +11,10 @@ use common::*;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
+fn urlencode(text: &str) -> String {
+    text.replace('+', "%2B").replace(':', "%3A")
+}
+
 async fn post(app: &TestApp, path: &str, body: Value) -> (u16, Value) {
     json(app.post(path, &body).await).await
 }
@@ -122,6 +126,30 @@ async fn bulk_retry_over_a_range_runs_only_the_failed_runs_again_and_a_repeat_do
         assert_eq!(run["attempt"], if retried { 2 } else { 1 }, "{run}");
     }
     assert_eq!(sink.count(), 6);
+
+    // The timeline shows each time's final outcome and how many attempts
+    // it took.
+    let (status, timeline) = json(
+        app.get(&format!(
+            "/v1/activities/{id}/timeline?from={}&to={}",
+            urlencode(&h(5).to_rfc3339()),
+            urlencode(&h(1).to_rfc3339())
+        ))
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{timeline}");
+    let entries = timeline["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(entries.len(), 4, "{timeline}");
+    for entry in &entries {
+        let retried = failed.iter().any(|f| entry["run_id"] == f.as_str());
+        if retried {
+            assert_eq!(entry["status"], "succeeded", "{entry}");
+            assert_eq!(entry["attempts"], 2, "{entry}");
+        } else {
+            assert_eq!(entry["attempts"], 1, "{entry}");
+        }
+    }
 
     // Repeating the request does nothing: nothing in the range is failed.
     let (status, again) = post(
