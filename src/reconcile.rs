@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use crate::domain::activity::SyncState;
 use crate::domain::ids;
-use crate::service::{Activities, Schedules, Services};
+use crate::service::{Activities, Runs, Schedules, Services};
 use crate::store::StoreError;
 use crate::temporal::translate::desired_schedule;
 
@@ -40,6 +40,7 @@ pub struct PassReport {
 pub struct Reconciler {
     activities: Activities,
     schedules: Schedules,
+    runs: Runs,
     /// When Temporal last answered a pass: the start of an outage found later.
     last_contact: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
 }
@@ -49,6 +50,7 @@ impl Reconciler {
         Self {
             activities: services.activities.clone(),
             schedules: services.schedules.clone(),
+            runs: services.runs.clone(),
             last_contact: Default::default(),
         }
     }
@@ -101,6 +103,12 @@ impl Reconciler {
             ran: true,
             ..Default::default()
         };
+        // Runs past their activity's run_timeout are cancelled (timed_out).
+        match self.runs.enforce_run_timeouts().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(runs = n, "cancelled runs past their run_timeout"),
+            Err(err) => tracing::info!(error = %err, "could not enforce run timeouts"),
+        }
         let candidates = self.activities.store().reconcile_candidates().await?;
         let mut owned: HashSet<Uuid> = HashSet::new();
         let mut temporal_down = false;

@@ -239,3 +239,74 @@ async fn cancelling_a_finished_run_is_a_conflict_naming_its_status(pool: PgPool)
     assert_eq!(status, 404);
     worker.stop().await;
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_run_past_its_run_timeout_is_cancelled_and_recorded_timed_out(pool: PgPool) {
+    let blocking = WebhookSink::start(200, Duration::from_secs(20)).await;
+    let server = shared_temporal();
+    let namespace = new_namespace(&server.address()).await;
+    let app = TestApp::spawn(pool, &server.address(), &namespace).await;
+    let worker = app.worker(true, Default::default());
+    let created = app
+        .create(&json!({
+            "name": "deadline",
+            "trigger": {"type": "event", "event_types": ["timeout.test"]},
+            "run_timeout": "PT2S",
+            "tasks": [
+                {"task_type": "webhook", "config": {"url": blocking.url}, "timeout": "PT30S"},
+                {"task_type": "noop"},
+            ],
+        }))
+        .await;
+    assert_eq!(created["run_timeout"], "PT2S", "{created}");
+    let id = created["id"].as_str().unwrap_or_default();
+    let (status, started) = trigger(&app, id, None).await;
+    assert_eq!(status, 202, "{started}");
+    let run_id = started["run_id"].as_str().unwrap_or_default().to_owned();
+    let workflow_id = started["workflow_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    eventually(Duration::from_secs(30), || async {
+        (blocking.count() == 1).then_some(())
+    })
+    .await;
+
+    // The reconciler's pass (acp serve runs it every few seconds) finds the
+    // run past its deadline and cancels it.
+    let reconciler = acp::reconcile::Reconciler::new(&app.state.services);
+    let run = eventually(Duration::from_secs(60), || async {
+        let _ = reconciler.pass().await;
+        let (_, run) = json(app.get(&format!("/v1/runs/{run_id}")).await).await;
+        (run["status"] != "running").then_some(run)
+    })
+    .await;
+    assert_eq!(run["status"], "timed_out", "{run}");
+    assert!(run["error"].to_string().contains("run_timeout"), "{run}");
+    let tasks = run["tasks"].as_array().cloned().unwrap_or_default();
+    assert_eq!(tasks.len(), 2, "{run}");
+    assert!(tasks.iter().all(|t| t["status"] == "cancelled"), "{run}");
+    eventually(Duration::from_secs(30), || async {
+        (temporal_status(&app, &workflow_id).await == Some(WorkflowExecutionStatus::Canceled))
+            .then_some(())
+    })
+    .await;
+    assert_eq!(blocking.count(), 1);
+
+    let (status, problem) = json(
+        app.post(
+            "/v1/activities",
+            &json!({
+                "name": "bad-deadline",
+                "trigger": {"type": "event", "event_types": ["timeout.test"]},
+                "run_timeout": "soon",
+                "tasks": [{"task_type": "noop"}],
+            }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 422, "{problem}");
+    assert!(problem.to_string().contains("run_timeout"), "{problem}");
+    worker.stop().await;
+}

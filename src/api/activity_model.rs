@@ -59,6 +59,11 @@ pub struct ActivityRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(max_items = 10)]
     pub notify: Option<Vec<NotifyBody>>,
+    /// The longest a run may take, ISO-8601 (`PT30M`); a run that takes
+    /// longer is cancelled and recorded `timed_out`. None by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "PT30M")]
+    pub run_timeout: Option<String>,
 }
 
 /// The trigger kind.
@@ -274,6 +279,9 @@ pub struct ActivityResponse {
     pub alerts: Option<AlertsBody>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notify: Option<Vec<NotifyBody>>,
+    /// The longest a run may take (ISO-8601).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_timeout: Option<String>,
     /// Open alerts of this activity (in `GET /v1/activities/{id}` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_alerts: Option<Vec<AlertResponse>>,
@@ -369,6 +377,15 @@ impl ActivityRequest {
         {
             errors.push("dedupe_key_strategy", "must be 1 to 100 characters");
         }
+        if let Some(text) = &self.run_timeout {
+            match crate::domain::duration::IsoDuration::parse(text) {
+                Ok(d) if d.as_std().is_zero() => {
+                    errors.push("run_timeout", "must be longer than zero")
+                }
+                Ok(_) => {}
+                Err(m) => errors.push("run_timeout", m),
+            }
+        }
         match (trigger, errors.0.is_empty()) {
             (Some(trigger), true) => Ok(ActivityDefinition {
                 name: self.name.trim().to_owned(),
@@ -380,6 +397,7 @@ impl ActivityRequest {
                 dedupe_key_strategy: self.dedupe_key_strategy,
                 alerts,
                 notify,
+                run_timeout: self.run_timeout,
             }),
             _ => Err(errors.0),
         }
@@ -609,6 +627,7 @@ pub fn request_of(def: &ActivityDefinition) -> ActivityRequest {
         dedupe_key_strategy: def.dedupe_key_strategy.clone(),
         alerts: def.alerts.as_ref().map(alerts_body),
         notify: (!def.notify.is_empty()).then(|| def.notify.iter().map(notify_body).collect()),
+        run_timeout: def.run_timeout.clone(),
     }
 }
 
@@ -688,6 +707,7 @@ pub fn render(activity: Activity, next_fire_times: Vec<DateTime<Utc>>) -> Activi
         dedupe_key_strategy: request.dedupe_key_strategy,
         alerts: request.alerts,
         notify: request.notify,
+        run_timeout: request.run_timeout,
         open_alerts: None,
         paused: activity.paused,
         pause_note: activity.pause_note,

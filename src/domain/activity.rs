@@ -114,6 +114,10 @@ pub struct ActivityDefinition {
     /// Where this activity's run and alert notifications go.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notify: Vec<super::notify::NotifyTarget>,
+    /// The longest a run may take (ISO-8601, as written); one that takes
+    /// longer is cancelled and recorded `timed_out`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_timeout: Option<String>,
 }
 
 /// Whether Temporal matches the database for this activity's schedule.

@@ -9,9 +9,9 @@ use super::run::{Run, RunInput, RunStatus, TaskStatus};
 /// Why a run cannot be retried: a 409 naming its status.
 pub fn not_retryable(status: RunStatus) -> Option<String> {
     match status {
-        RunStatus::Failed | RunStatus::Cancelled => None,
+        RunStatus::Failed | RunStatus::Cancelled | RunStatus::TimedOut => None,
         other => Some(format!(
-            "the run is {}: only a failed or cancelled run can be retried",
+            "the run is {}: only a failed, cancelled or timed-out run can be retried",
             other.as_str()
         )),
     }
@@ -28,6 +28,16 @@ pub struct RunAttempt {
     pub status: RunStatus,
     pub error: Option<String>,
     pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// Whether a run that started at `started_at` has outlived its activity's
+/// `run_timeout` at `now`.
+pub fn exceeded(
+    started_at: DateTime<Utc>,
+    run_timeout: std::time::Duration,
+    now: DateTime<Utc>,
+) -> bool {
+    chrono::Duration::from_std(run_timeout).is_ok_and(|limit| now - started_at > limit)
 }
 
 /// What one earlier run attempt did with a task that ran again.
@@ -105,7 +115,7 @@ pub fn bulk_statuses(cancel: bool, filter: Option<RunStatus>) -> Result<Vec<RunS
     let allowed: &[RunStatus] = if cancel {
         &[RunStatus::Running]
     } else {
-        &[RunStatus::Failed, RunStatus::Cancelled]
+        &[RunStatus::Failed, RunStatus::Cancelled, RunStatus::TimedOut]
     };
     match filter {
         None => Ok(allowed.to_vec()),
@@ -162,6 +172,7 @@ mod tests {
         let table = [
             (RunStatus::Failed, true),
             (RunStatus::Cancelled, true),
+            (RunStatus::TimedOut, true),
             (RunStatus::Running, false),
             (RunStatus::Succeeded, false),
             (RunStatus::Skipped, false),
@@ -217,7 +228,7 @@ mod tests {
     fn bulk_requests_act_on_the_statuses_their_action_can_change() {
         use RunStatus::*;
         let table = [
-            (false, None, Ok(vec![Failed, Cancelled])),
+            (false, None, Ok(vec![Failed, Cancelled, TimedOut])),
             (false, Some(Failed), Ok(vec![Failed])),
             (false, Some(Cancelled), Ok(vec![Cancelled])),
             (false, Some(Succeeded), Err("succeeded")),
@@ -232,6 +243,23 @@ mod tests {
                 (Err(message), Err(names)) => assert!(message.contains(names), "{message}"),
                 (got, want) => panic!("{cancel} {filter:?}: {got:?}, expected {want:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn a_run_times_out_only_once_past_its_limit() {
+        let at = Utc.with_ymd_and_hms(2026, 3, 1, 9, 0, 0).unwrap();
+        let limit = std::time::Duration::from_secs(60);
+        let table = [
+            (0, false),
+            (59, false),
+            (60, false),
+            (61, true),
+            (3600, true),
+        ];
+        for (seconds, expected) in table {
+            let now = at + chrono::Duration::seconds(seconds);
+            assert_eq!(exceeded(at, limit, now), expected, "{seconds}");
         }
     }
 }

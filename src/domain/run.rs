@@ -24,6 +24,8 @@ named_enum! {
         Succeeded = "succeeded",
         Failed = "failed",
         Cancelled = "cancelled",
+        /// Cancelled because it ran longer than its activity's `run_timeout`.
+        TimedOut = "timed_out",
         /// Not executed; `skip_reason` says why.
         Skipped = "skipped",
     }

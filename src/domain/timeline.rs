@@ -48,6 +48,7 @@ named_enum! {
         Succeeded = "succeeded",
         Failed = "failed",
         Cancelled = "cancelled",
+        TimedOut = "timed_out",
         Skipped = "skipped",
     }
 }
@@ -59,6 +60,7 @@ impl From<RunStatus> for TimelineStatus {
             RunStatus::Succeeded => Self::Succeeded,
             RunStatus::Failed => Self::Failed,
             RunStatus::Cancelled => Self::Cancelled,
+            RunStatus::TimedOut => Self::TimedOut,
             RunStatus::Skipped => Self::Skipped,
         }
     }

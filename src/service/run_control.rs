@@ -121,15 +121,16 @@ impl Runs {
                     count(TaskStatus::Failed),
                 )
                 .await?;
-            if let Some(activity_id) = ended {
+            status = RunStatus::Cancelled;
+            if let Some((activity_id, ended)) = ended {
                 crate::metrics::RUNS
                     .with_label_values(&[
                         &crate::metrics::activity_label(&activity_id),
-                        RunStatus::Cancelled.as_str(),
+                        ended.as_str(),
                     ])
                     .inc();
+                status = ended;
             }
-            status = RunStatus::Cancelled;
         }
         Ok(Cancelled {
             run_id,
@@ -137,5 +138,36 @@ impl Runs {
             status,
             cancellation,
         })
+    }
+
+    /// Cancels the running runs that have outlived their activity's
+    /// `run_timeout` (at most 100 per call), marked so that they end
+    /// `timed_out`. Called by the reconciler's loop; a run whose
+    /// cancellation is still travelling is asked again, which is harmless.
+    /// Returns how many runs were asked to stop.
+    pub async fn enforce_run_timeouts(&self) -> Result<usize> {
+        let now = chrono::Utc::now();
+        let mut stopped = 0;
+        for (run_id, started_at, text) in self.runs.running_with_deadline(100).await? {
+            let Ok(limit) = crate::domain::duration::IsoDuration::parse(&text) else {
+                continue;
+            };
+            if !crate::domain::retry::exceeded(started_at, limit.as_std(), now) {
+                continue;
+            }
+            self.runs.mark_timed_out(run_id).await?;
+            let request = CancelRequest {
+                reason: Some(format!("run_timeout {text} exceeded")),
+                force: false,
+                requested_by: None,
+            };
+            match self.cancel(run_id, request).await {
+                Ok(_) => stopped += 1,
+                // It ended meanwhile.
+                Err(Error::Conflict(_)) | Err(Error::NotFound(_)) => {}
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(stopped)
     }
 }

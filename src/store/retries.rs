@@ -106,7 +106,7 @@ impl RunStore {
             "UPDATE activity_runs SET attempt = $2, status = 'running', error = NULL,
                  finished_at = NULL, started_at = now(), tasks_succeeded = 0, tasks_failed = 0,
                  cancel_requested_at = NULL, cancel_reason = NULL, cancelled_by = NULL,
-                 cancel_forced = false
+                 cancel_forced = false, cancel_timed_out = false
              WHERE run_id = $1",
         )
         .bind(run_id)
@@ -231,6 +231,41 @@ impl RunStore {
         .fetch_all(&self.pool)
         .await?;
         Ok(rows)
+    }
+
+    /// Running runs whose definition has a `run_timeout`: run ID, when the
+    /// current attempt started, and the timeout as written. At most `limit`,
+    /// longest running first.
+    pub async fn running_with_deadline(
+        &self,
+        limit: i64,
+    ) -> StoreResult<Vec<(Uuid, DateTime<Utc>, String)>> {
+        let rows = sqlx::query_as(
+            "SELECT r.run_id, r.started_at, v.definition ->> 'run_timeout'
+             FROM activity_runs r
+             JOIN activity_versions v
+               ON v.activity_id = r.activity_id AND v.version = r.definition_version
+             WHERE r.status = 'running' AND r.started_at IS NOT NULL
+               AND v.definition ->> 'run_timeout' IS NOT NULL
+             ORDER BY r.started_at LIMIT $1",
+        )
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows)
+    }
+
+    /// Marks a running run's cancellation as its deadline's: it will end
+    /// `timed_out`.
+    pub async fn mark_timed_out(&self, run_id: Uuid) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE activity_runs SET cancel_timed_out = true
+             WHERE run_id = $1 AND status = 'running'",
+        )
+        .bind(run_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     /// The current attempt of a run (1 for a run never retried).

@@ -401,8 +401,10 @@ impl RunStore {
         rows.into_iter().map(TryInto::try_into).collect()
     }
 
-    /// Ends a run, by key. A run already ended keeps its first ending.
-    /// Returns the run's activity when this call ended it.
+    /// Ends a run, by key. A run already ended keeps its first ending. A
+    /// cancellation that the run's deadline asked for ends it `timed_out`.
+    /// Returns the run's activity and the status written when this call
+    /// ended it.
     pub async fn finish_run(
         &self,
         run_id: Uuid,
@@ -410,17 +412,19 @@ impl RunStore {
         error: Option<&str>,
         succeeded: i32,
         failed: i32,
-    ) -> StoreResult<Option<Uuid>> {
+    ) -> StoreResult<Option<(Uuid, RunStatus)>> {
         // A retried run keeps a row per attempt: the current one ends too.
-        let ended: Option<(Uuid,)> = sqlx::query_as(
+        let ended: Option<(Uuid, String)> = sqlx::query_as(
             "WITH ended AS (
-                 UPDATE activity_runs SET status = $2, error = $3, tasks_succeeded = $4,
-                     tasks_failed = $5, finished_at = now()
-                 WHERE run_id = $1 AND status = 'running' RETURNING activity_id, attempt),
+                 UPDATE activity_runs SET error = $3, tasks_succeeded = $4,
+                     tasks_failed = $5, finished_at = now(),
+                     status = CASE WHEN $2 = 'cancelled' AND cancel_timed_out
+                                   THEN 'timed_out' ELSE $2 END
+                 WHERE run_id = $1 AND status = 'running' RETURNING activity_id, attempt, status),
              attempt AS (
-                 UPDATE run_attempts a SET status = $2, error = $3, finished_at = now()
+                 UPDATE run_attempts a SET status = ended.status, error = $3, finished_at = now()
                  FROM ended WHERE a.run_id = $1 AND a.attempt = ended.attempt)
-             SELECT activity_id FROM ended",
+             SELECT activity_id, status FROM ended",
         )
         .bind(run_id)
         .bind(status.as_str())
@@ -429,7 +433,11 @@ impl RunStore {
         .bind(failed)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(ended.map(|e| e.0))
+        ended
+            .map(|(activity_id, status)| {
+                Ok((activity_id, named("status", RunStatus::parse(&status))?))
+            })
+            .transpose()
     }
 
     /// Upserts a task instance as started. A task that failed or was

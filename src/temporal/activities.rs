@@ -458,7 +458,7 @@ impl ExecutionActivities {
                     input.failed as i32,
                 )
                 .await?;
-            if let Some(activity_id) = ended {
+            if let Some((activity_id, status)) = ended {
                 tracing::info!(%activity_id, status = status.as_str(), "run finished");
                 crate::metrics::RUNS
                     .with_label_values(&[
