@@ -6,6 +6,7 @@ pub mod events;
 pub mod keys;
 pub mod notifications;
 pub mod runs;
+pub mod skipped_spans;
 pub mod sources;
 
 use std::time::Duration;
