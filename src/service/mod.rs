@@ -9,6 +9,7 @@ pub mod events;
 pub mod notifications;
 pub mod preview;
 pub mod run_control;
+pub mod run_retry;
 pub mod runs;
 pub mod schedules;
 pub mod sources;
