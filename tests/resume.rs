@@ -396,12 +396,13 @@ async fn a_time_that_falls_while_the_unpause_is_in_flight_runs_once(pool: PgPool
     let asked = Utc::now();
     let (status, resumed) = post(&app, &format!("/v1/activities/{id}/resume"), json!({})).await;
     assert_eq!(status, 200, "{resumed}");
-    let until = at(&resumed["missed"]["until"]);
+    let until = at(&resumed["missed"]["unpaused_at"]);
     assert!(until - asked >= chrono::Duration::seconds(13), "{resumed}");
     // Every nominal time after the resume was asked for (a second's margin
     // for the request to arrive) up to the unpause is due, whatever the
     // policy.
-    let listed: Vec<DateTime<Utc>> = times(&resumed["missed"]["runs"]);
+    let mut listed: Vec<DateTime<Utc>> = times(&resumed["missed"]["runs"]);
+    listed.extend(times(&resumed["missed"]["in_flight"]));
     let five = chrono::Duration::seconds(5);
     let first = (asked + chrono::Duration::seconds(1))
         .duration_trunc(five)

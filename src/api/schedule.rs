@@ -60,14 +60,17 @@ pub struct SkippedSpan {
 
 /// What a resume decided on every nominal time in `(from, until]`. Bounded
 /// however long the pause: counts, the one span that does not run, and the
-/// times that run (at most `catchup_limit`, plus any that fell while the
-/// unpause was in flight).
+/// times that run (at most `catchup_limit`).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MissedTimes {
     /// Where the pause began.
     pub from: DateTime<Utc>,
-    /// When Temporal had taken the unpause: every later time is the engine's.
+    /// When the resume was asked for: the misfire policy decides up to here.
     pub until: DateTime<Utc>,
+    /// When Temporal had taken the unpause: every later time is the engine's.
+    /// Equal to `until` when Temporal could not be reached (the reconciler
+    /// unpauses the schedule later).
+    pub unpaused_at: DateTime<Utc>,
     /// Nominal times in `(from, until]` that had not run.
     pub total: u64,
     /// Of those, asked of Temporal and accepted: they run.
@@ -78,8 +81,12 @@ pub struct MissedTimes {
     /// Of those, not run (the span says which and why).
     pub skipped: u64,
     pub skipped_span: Option<SkippedSpan>,
-    /// The times that run, oldest first.
+    /// The times the policy runs, oldest first.
     pub runs: Vec<NominalTimeOutcome>,
+    /// Times in `(until, unpaused_at]` that had not run: due whatever the
+    /// policy, so asked for as well (the unpaused engine may have fired them
+    /// too; the contract workflow ID runs each once).
+    pub in_flight: Vec<NominalTimeOutcome>,
 }
 
 impl From<crate::service::schedules::MissedTimes> for MissedTimes {
@@ -87,6 +94,7 @@ impl From<crate::service::schedules::MissedTimes> for MissedTimes {
         Self {
             from: m.from,
             until: m.until,
+            unpaused_at: m.unpaused_at,
             total: m.total,
             backfilled: m.backfilled,
             pending: m.pending,
@@ -98,6 +106,7 @@ impl From<crate::service::schedules::MissedTimes> for MissedTimes {
                 reason: s.reason,
             }),
             runs: m.runs.into_iter().map(Into::into).collect(),
+            in_flight: m.in_flight.into_iter().map(Into::into).collect(),
         }
     }
 }

@@ -28,16 +28,22 @@ pub struct SkippedTimes {
 pub struct MissedTimes {
     /// Where the pause began.
     pub from: DateTime<Utc>,
-    /// When Temporal had taken the unpause: later times are the engine's.
+    /// When the resume was asked for: the policy decides up to here.
     pub until: DateTime<Utc>,
+    /// When Temporal had taken the unpause: later times are the engine's.
+    pub unpaused_at: DateTime<Utc>,
     /// Nominal times in `(from, until]` that had not run.
     pub total: u64,
     pub backfilled: u64,
     pub pending: u64,
     pub skipped: u64,
     pub skipped_span: Option<SkippedTimes>,
-    /// The times that run, oldest first.
+    /// The times the policy runs, oldest first.
     pub runs: Vec<TimeOutcome>,
+    /// Times in `(until, unpaused_at]` that had not run: due whatever the
+    /// policy, asked for as well (the engine may have fired them too; the
+    /// contract workflow ID runs each once).
+    pub in_flight: Vec<TimeOutcome>,
 }
 
 impl Schedules {
@@ -115,16 +121,23 @@ impl Schedules {
         let action = self.request_backfill(id, &times, window).await?;
         let count = |wanted: TimeAction| {
             if action == wanted {
-                times.len() as u64
+                plan.run.len() as u64
             } else {
                 0
             }
         };
+        let outcome = |t: &DateTime<Utc>| TimeOutcome {
+            scheduled_for: *t,
+            workflow_id: ids::scheduled_run_workflow_id(id, *t),
+            action,
+            reason: None,
+        };
         let skipped = plan.skipped.map_or(0, |s| s.count);
         Ok(MissedTimes {
             from: since,
-            until: unpaused,
-            total: plan.missed + in_flight.len() as u64,
+            until: asked,
+            unpaused_at: unpaused,
+            total: plan.missed,
             backfilled: count(TimeAction::Backfilled),
             pending: count(TimeAction::Pending),
             skipped,
@@ -134,15 +147,8 @@ impl Schedules {
                 count: s.count,
                 reason: s.reason.map_or(TimelineReason::Paused, Into::into),
             }),
-            runs: times
-                .iter()
-                .map(|t| TimeOutcome {
-                    scheduled_for: *t,
-                    workflow_id: ids::scheduled_run_workflow_id(id, *t),
-                    action,
-                    reason: None,
-                })
-                .collect(),
+            runs: plan.run.iter().map(outcome).collect(),
+            in_flight: in_flight.iter().map(outcome).collect(),
         })
     }
 }
