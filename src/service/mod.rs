@@ -8,6 +8,7 @@ pub mod alerts;
 pub mod events;
 pub mod notifications;
 pub mod preview;
+pub mod run_bulk;
 pub mod run_control;
 pub mod run_retry;
 pub mod runs;

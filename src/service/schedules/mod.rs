@@ -55,6 +55,9 @@ pub struct TimelineEntry {
     pub run_id: Option<Uuid>,
     pub status: TimelineStatus,
     pub reason: Option<TimelineReason>,
+    /// How many attempts the time's run has had (more than 1 once retried);
+    /// `None` without an executed run.
+    pub attempts: Option<i32>,
 }
 
 mod resume;
@@ -337,6 +340,7 @@ impl Schedules {
                         run_id: Some(run.run_id),
                         status: run.status.into(),
                         reason: run.skip_reason.map(Into::into),
+                        attempts: run.executed().then_some(run.attempt),
                     },
                     None => match skipped_by_span(t, &spans) {
                         Some(reason) => TimelineEntry {
@@ -345,6 +349,7 @@ impl Schedules {
                             run_id: None,
                             status: TimelineStatus::Skipped,
                             reason: Some(reason.into()),
+                            attempts: None,
                         },
                         None => TimelineEntry {
                             scheduled_for: t,
@@ -352,6 +357,7 @@ impl Schedules {
                             run_id: None,
                             status: TimelineStatus::None,
                             reason: Some(reason_without_run(t, &history)),
+                            attempts: None,
                         },
                     },
                 }
