@@ -16,6 +16,7 @@ pub mod merge_patch;
 pub mod openapi;
 pub mod pagination;
 pub mod preview;
+pub mod run_bulk;
 pub mod run_control;
 pub mod runs;
 pub mod schedule;
@@ -73,6 +74,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::list_runs))
         .routes(routes!(runs::get_run))
         .routes(routes!(run_control::cancel_run))
+        .routes(routes!(run_control::retry_run))
+        .routes(routes!(run_bulk::retry_activity_runs))
+        .routes(routes!(run_bulk::cancel_activity_runs))
         .routes(routes!(events::ingest_event, events::list_events))
         .routes(routes!(event_batch::ingest_events_batch))
         .routes(routes!(events::get_event))

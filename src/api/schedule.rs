@@ -289,6 +289,11 @@ pub struct TimelineEntry {
     /// Temporal came back), or `overlap_skipped` (Temporal dropped the fire:
     /// a run was still going, or the worker was down past the catch-up window).
     pub reason: Option<TimelineReason>,
+    /// How many attempts the run has had: 1, or more once retried (its
+    /// `status` is the latest attempt's, so the time's final outcome).
+    /// Absent without an executed run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<i32>,
 }
 
 impl From<Entry> for TimelineEntry {
@@ -299,6 +304,7 @@ impl From<Entry> for TimelineEntry {
             run_id: e.run_id,
             status: e.status,
             reason: e.reason,
+            attempts: e.attempts,
         }
     }
 }

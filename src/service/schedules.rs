@@ -55,6 +55,9 @@ pub struct TimelineEntry {
     pub run_id: Option<Uuid>,
     pub status: TimelineStatus,
     pub reason: Option<TimelineReason>,
+    /// How many attempts the time's run has had (more than 1 once retried);
+    /// `None` without an executed run.
+    pub attempts: Option<i32>,
 }
 
 #[derive(Clone)]
@@ -393,6 +396,7 @@ impl Schedules {
                         run_id: Some(run.run_id),
                         status: run.status.into(),
                         reason: run.skip_reason.map(Into::into),
+                        attempts: run.executed().then_some(run.attempt),
                     },
                     None => TimelineEntry {
                         scheduled_for: t,
@@ -400,6 +404,7 @@ impl Schedules {
                         run_id: None,
                         status: TimelineStatus::None,
                         reason: Some(reason_without_run(t, &history)),
+                        attempts: None,
                     },
                 }
             })
@@ -437,6 +442,7 @@ mod tests {
             tasks_succeeded: 0,
             tasks_failed: 0,
             created_at: at(0),
+            attempt: 1,
             cancellation: None,
         };
         let ran = executed_times(vec![

@@ -5,6 +5,7 @@ pub mod alerts;
 pub mod events;
 pub mod keys;
 pub mod notifications;
+pub mod retries;
 pub mod runs;
 pub mod sources;
 

@@ -53,6 +53,30 @@ pub struct LoggedRun {
     pub tasks: Vec<TaskSpecMessage>,
     pub run: serde_json::Value,
     pub context: serde_json::Value,
+    /// The run's attempt: 1, or more for a retry (issue 13). Absent in
+    /// histories from before retries, which were all first attempts.
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
+}
+
+fn first_attempt() -> u32 {
+    1
+}
+
+/// A retry asks what an earlier attempt made of a task whose workflow ID
+/// Temporal will not run again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskStateInput {
+    pub task_id: Uuid,
+    pub run_id: Uuid,
+}
+
+/// The task's row as the earlier attempt left it; `status` is `None` when
+/// there is no row.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskState {
+    pub status: Option<crate::domain::run::TaskStatus>,
+    pub output: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
