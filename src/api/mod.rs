@@ -9,6 +9,7 @@ pub mod auth;
 pub mod cloudevents;
 pub mod events;
 pub mod extract;
+pub mod flow_model;
 pub mod health;
 pub mod keys;
 pub mod merge_patch;

@@ -66,6 +66,19 @@ pub struct RunResponse {
     /// The run's tasks (in `GET /v1/runs/{run_id}` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tasks: Option<Vec<TaskInstanceResponse>>,
+    /// For a run of an activity with `flow.concurrency`: its key and when it
+    /// joined that key's queue (`started_at` is when it got its slot).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow: Option<RunFlowResponse>,
+}
+
+/// A flow-controlled run's key and place in its queue.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunFlowResponse {
+    /// The concurrency key (`flow.concurrency.key` resolved for this run).
+    pub key: String,
+    /// When it joined its key's queue; the queue is first in first out.
+    pub queued_at: DateTime<Utc>,
 }
 
 /// A request to cancel a run.
@@ -129,6 +142,10 @@ fn render(run: Run, tasks: Option<Vec<TaskInstance>>) -> RunResponse {
         created_at: run.created_at,
         cancellation: run.cancellation.map(Into::into),
         tasks: tasks.map(|t| t.into_iter().map(render_task).collect()),
+        flow: run.flow.map(|f| RunFlowResponse {
+            key: f.key,
+            queued_at: f.queued_at,
+        }),
     }
 }
 

@@ -438,6 +438,7 @@ mod tests {
             tasks_failed: 0,
             created_at: at(0),
             cancellation: None,
+            flow: None,
         };
         let ran = executed_times(vec![
             run(1, RunStatus::Succeeded),
