@@ -78,6 +78,16 @@ pub static RUN_CANCELS: LazyLock<IntCounterVec> = LazyLock::new(|| {
         &["cancel_requested", "terminated"],
     )
 });
+/// Run control (issue 13): retries that began a new attempt of a run, by
+/// how they were asked for: `run` (one run) or `bulk` (an activity's runs).
+pub static RUN_RETRIES: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_of(
+        "acp_run_retries_total",
+        "Retries that began a new attempt of a failed or cancelled run, by how they were asked for",
+        "via",
+        &["run", "bulk"],
+    )
+});
 pub static SKIPPED_FIRES: LazyLock<IntCounterVec> = LazyLock::new(|| {
     use crate::domain::misfire::SkipReason;
     counter_of(
@@ -293,6 +303,7 @@ pub async fn render() -> Response {
     LazyLock::force(&HTTP_LATENCY);
     LazyLock::force(&RUNS);
     LazyLock::force(&RUN_CANCELS);
+    LazyLock::force(&RUN_RETRIES);
     LazyLock::force(&SKIPPED_FIRES);
     LazyLock::force(&DISPATCHES);
     LazyLock::force(&SYNC_FAILURES);

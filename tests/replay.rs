@@ -203,6 +203,10 @@ async fn record_run(app: &TestApp, name: &str, about: &str, run: &Value) {
     .await;
     let (_, detail) = json(app.get(&format!("/v1/runs/{run_id}")).await).await;
     for task in detail["tasks"].as_array().cloned().unwrap_or_default() {
+        // A task a cancellation kept from starting has no workflow.
+        if task["started_at"].is_null() {
+            continue;
+        }
         let task_workflow = task["workflow_id"].as_str().unwrap_or_default();
         let label = format!(
             "{name}-task-{}-{}",
@@ -350,6 +354,60 @@ async fn record_histories(pool: PgPool) {
         &app,
         "policies-503",
         "a webhook with task policies answering 503, listed as not retryable",
+        &run,
+    )
+    .await;
+
+    // A run cancelled while its first webhook blocks: the run and that task
+    // end cancelled, the second task never starts.
+    let blocking = WebhookSink::start(200, Duration::from_secs(20)).await;
+    let created = app
+        .create(&json!({
+            "name": "replay-fixture-cancel",
+            "trigger": {"type": "event", "event_types": ["replay.fixture"]},
+            "tasks": [
+                {"task_type": "webhook", "config": {"url": blocking.url}, "timeout": "PT30S"},
+                {"task_type": "noop"}
+            ],
+        }))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default();
+    let (status, started) = trigger(&app, id, None).await;
+    assert_eq!(status, 202, "{started}");
+    eventually(Duration::from_secs(30), || async {
+        (blocking.count() == 1).then_some(())
+    })
+    .await;
+    let run_id = started["run_id"].as_str().unwrap_or_default();
+    let (status, answer) = json(
+        app.post(
+            &format!("/v1/runs/{run_id}/cancel"),
+            &json!({"reason": "fixture"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 202, "{answer}");
+    let run = wait_run_done(&app, run_id, Duration::from_secs(60)).await;
+    assert_eq!(run["status"], "cancelled", "{run}");
+    // The row is written a moment before the workflows close.
+    let workflow_id = run["workflow_id"].as_str().unwrap_or_default().to_owned();
+    for wf in [workflow_id, format!("task-{run_id}:webhook:0")] {
+        eventually(Duration::from_secs(30), || async {
+            let closed = history_of(&app, &wf).await.events.iter().any(|e| {
+                matches!(
+                    e.attributes,
+                    Some(Attributes::WorkflowExecutionCanceledEventAttributes(_))
+                )
+            });
+            closed.then_some(())
+        })
+        .await;
+    }
+    record_run(
+        &app,
+        "cancelled",
+        "a run cancelled while its first webhook blocked",
         &run,
     )
     .await;

@@ -10,7 +10,8 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::AppState;
-use super::cloudevents::{BATCH, BatchItemResponse, BatchResponse, CloudEventRequest, IngestBody};
+use super::cloudevents::{BATCH, BatchResponse, CloudEventRequest, IngestBody};
+use super::event_batch::ingest_batch;
 use super::extract::{ApiQuery, from_json_slice, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use crate::domain::FieldError;
@@ -163,7 +164,7 @@ fn render(
     }
 }
 
-fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent> {
+pub(super) fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent> {
     let mut errors = Vec::new();
     let event_type = EventType::parse(&request.event_type)
         .map_err(|m| errors.push(FieldError::new("event_type", m)))
@@ -244,7 +245,7 @@ fn parse_event(request: EventRequest, headers: &HeaderMap) -> ApiResult<NewEvent
 /// Whether the client asked to wait for the starts: RFC 7240 `Prefer:
 /// wait=N` (any N above 0; the request timeout bounds the wait). Other
 /// preferences are ignored, as the RFC says.
-fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
+pub(super) fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
     let mut wait = false;
     for value in headers.get_all("prefer") {
         let text = value
@@ -339,7 +340,7 @@ pub async fn ingest_event(
     let event = match body {
         IngestBody::Native(bytes) => parse_event(from_json_slice(&bytes)?, &headers)?,
         IngestBody::One(event) => event,
-        IngestBody::Batch(items) => return Ok(ingest_batch(&state, items, wait).await),
+        IngestBody::Batch(items) => return Ok(ingest_batch(&state, items, wait, BATCH).await),
     };
     let (status, body) = ingest_one(&state, event, wait).await?;
     let mut response = (status, Json(body)).into_response();
@@ -352,7 +353,7 @@ pub async fn ingest_event(
     Ok(response)
 }
 
-async fn ingest_one(
+pub(super) async fn ingest_one(
     state: &AppState,
     event: NewEvent,
     wait: bool,
@@ -380,50 +381,6 @@ async fn ingest_one(
         StatusCode::OK
     };
     Ok((status, body))
-}
-
-/// One event after the other; each item answers for itself. A batch none
-/// of whose items can be read is refused as a whole (422), so nothing that
-/// accepts no event answers 200.
-async fn ingest_batch(state: &AppState, items: Vec<ApiResult<NewEvent>>, wait: bool) -> Response {
-    if !items.is_empty() && items.iter().all(Result::is_err) {
-        let errors = items
-            .into_iter()
-            .filter_map(Result::err)
-            .flat_map(|err| err.to_problem().errors)
-            .collect();
-        return ApiError::Validation(errors).into_response();
-    }
-    let mut results = Vec::with_capacity(items.len());
-    for (index, item) in items.into_iter().enumerate() {
-        let outcome = match item {
-            Ok(event) => ingest_one(state, event, wait).await,
-            Err(err) => Err(err),
-        };
-        results.push(match outcome {
-            Ok((status, result)) => BatchItemResponse {
-                index,
-                status: status.as_u16(),
-                result: Some(result),
-                problem: None,
-            },
-            Err(err) => {
-                let problem = err.to_problem();
-                BatchItemResponse {
-                    index,
-                    status: problem.status,
-                    result: None,
-                    problem: Some(problem),
-                }
-            }
-        });
-    }
-    (
-        StatusCode::OK,
-        [(axum::http::header::CONTENT_TYPE, BATCH)],
-        Json(BatchResponse { items: results }),
-    )
-        .into_response()
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -7,6 +7,7 @@ pub mod alert_model;
 pub mod alerts;
 pub mod auth;
 pub mod cloudevents;
+pub mod event_batch;
 pub mod events;
 pub mod extract;
 pub mod flow_model;
@@ -73,7 +74,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::list_runs))
         .routes(routes!(runs::get_run))
         .routes(routes!(run_control::cancel_run))
+        .routes(routes!(run_control::retry_run))
         .routes(routes!(events::ingest_event, events::list_events))
+        .routes(routes!(event_batch::ingest_events_batch))
         .routes(routes!(events::get_event))
         .routes(routes!(sources::create_source, sources::list_sources))
         .routes(routes!(

@@ -1,8 +1,9 @@
-//! `/v1/runs/{run_id}/cancel`: run control (issue 13).
+//! `/v1/runs/{run_id}/cancel` and `/retry`: run control (issue 13).
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -11,9 +12,12 @@ use super::AppState;
 use super::auth::CallerKey;
 use super::extract::{IdParam, OptionalJsonBody};
 use super::runs::CancellationResponse;
+use crate::domain::retry::{RunAttempt, TaskAttempt};
 use crate::domain::run::RunStatus;
+use crate::domain::run::TaskStatus;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::run_control::{CancelRequest, Cancelled};
+use crate::service::run_retry::Retried;
 
 /// The longest accepted `reason`, in characters.
 const MAX_REASON: usize = 1000;
@@ -110,4 +114,118 @@ pub async fn cancel_run(
         )
         .await?;
     Ok((StatusCode::ACCEPTED, Json(cancelled.into())))
+}
+
+/// What a retry request did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RetryRunResponse {
+    pub run_id: Uuid,
+    /// The contract ID, the same for every attempt.
+    pub workflow_id: String,
+    /// The attempt this request began: 2 for the first retry.
+    pub attempt: i32,
+    /// `running`: the attempt's execution has started.
+    pub status: RunStatus,
+    /// The API key that asked; null when authentication is disabled.
+    pub requested_by: Option<Uuid>,
+}
+
+impl From<Retried> for RetryRunResponse {
+    fn from(r: Retried) -> Self {
+        Self {
+            run_id: r.run_id,
+            workflow_id: r.workflow_id,
+            attempt: r.attempt,
+            status: RunStatus::Running,
+            requested_by: r.requested_by,
+        }
+    }
+}
+
+/// Retry a failed or cancelled run under the same contract workflow ID:
+/// Temporal starts a new execution of that ID only after a failed, cancelled
+/// or terminated one, so a run that succeeded never runs twice. Tasks that
+/// succeeded keep their result and do not run again; the failed task and
+/// those after it run. Concurrent requests begin one attempt; the others
+/// are a 409 naming the status they found.
+#[utoipa::path(
+    post,
+    path = "/v1/runs/{run_id}/retry",
+    security(("bearer" = ["write"])),
+    tag = "runs",
+    params(("run_id" = Uuid, Path, description = "Run ID")),
+    responses(
+        (status = 202, description = "A new attempt started", body = RetryRunResponse),
+        (status = 400, description = "Bad request", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is not failed or cancelled; the problem names its status", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL or Temporal unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip(state, caller))]
+pub async fn retry_run(
+    State(state): State<AppState>,
+    caller: Option<Extension<CallerKey>>,
+    IdParam(run_id): IdParam,
+) -> ApiResult<(StatusCode, Json<RetryRunResponse>)> {
+    let retried = state
+        .services
+        .runs
+        .retry(run_id, caller.map(|Extension(CallerKey(id))| id))
+        .await?;
+    Ok((StatusCode::ACCEPTED, Json(retried.into())))
+}
+
+/// One attempt of a run.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunAttemptResponse {
+    /// 1 for the run as its trigger started it, then 2, 3, … per retry.
+    pub attempt: i32,
+    /// When it was asked for (the first: when the run started).
+    pub requested_at: DateTime<Utc>,
+    /// The API key that asked for the retry; null for the first attempt and
+    /// when authentication is disabled.
+    pub requested_by: Option<Uuid>,
+    /// `running` until the attempt ends.
+    pub status: RunStatus,
+    pub error: Option<String>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+impl From<RunAttempt> for RunAttemptResponse {
+    fn from(a: RunAttempt) -> Self {
+        Self {
+            attempt: a.attempt,
+            requested_at: a.requested_at,
+            requested_by: a.requested_by,
+            status: a.status,
+            error: a.error,
+            finished_at: a.finished_at,
+        }
+    }
+}
+
+/// What an earlier attempt of the run did with a task that ran again.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaskAttemptResponse {
+    pub run_attempt: i32,
+    pub status: TaskStatus,
+    /// Attempts of the task's work within that run attempt.
+    pub attempts: i32,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub error: Option<String>,
+}
+
+impl From<TaskAttempt> for TaskAttemptResponse {
+    fn from(a: TaskAttempt) -> Self {
+        Self {
+            run_attempt: a.run_attempt,
+            status: a.status,
+            attempts: a.attempts,
+            started_at: a.started_at,
+            finished_at: a.finished_at,
+            error: a.error,
+        }
+    }
 }

@@ -10,7 +10,9 @@ use uuid::Uuid;
 use super::AppState;
 use super::extract::{ApiQuery, IdParam, path_uuid, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
+use super::run_control::{RunAttemptResponse, TaskAttemptResponse};
 use crate::domain::misfire::SkipReason;
+use crate::domain::retry::RunAttempt;
 use crate::domain::run::{Cancellation, Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::store::runs::RunFilter;
@@ -34,6 +36,11 @@ pub struct TaskInstanceResponse {
     #[schema(value_type = Option<Object>)]
     pub output: Option<serde_json::Value>,
     pub error: Option<String>,
+    /// The run attempt that last started this task (1 unless it ran again
+    /// in a retry).
+    pub run_attempt: i32,
+    /// What earlier attempts of the run did with this task, oldest first.
+    pub previous_attempts: Vec<TaskAttemptResponse>,
 }
 
 /// One execution of an activity for one trigger occurrence.
@@ -61,11 +68,17 @@ pub struct RunResponse {
     pub tasks_succeeded: i32,
     pub tasks_failed: i32,
     pub created_at: DateTime<Utc>,
-    /// Set once someone asked to cancel the run.
+    /// 1, then one more for each retry: the run shows its latest attempt.
+    pub attempt: i32,
+    /// Set once someone asked to cancel the current attempt.
     pub cancellation: Option<CancellationResponse>,
     /// The run's tasks (in `GET /v1/runs/{run_id}` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tasks: Option<Vec<TaskInstanceResponse>>,
+    /// Every attempt of the run, oldest first (in `GET /v1/runs/{run_id}`
+    /// only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<Vec<RunAttemptResponse>>,
     /// For a run of an activity with `flow.concurrency`: its key and when it
     /// joined that key's queue (`started_at` is when it got its slot).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -117,10 +130,16 @@ fn render_task(t: TaskInstance) -> TaskInstanceResponse {
         finished_at: t.finished_at,
         output: t.output,
         error: t.error,
+        run_attempt: t.run_attempt,
+        previous_attempts: t.previous_attempts.into_iter().map(Into::into).collect(),
     }
 }
 
-fn render(run: Run, tasks: Option<Vec<TaskInstance>>) -> RunResponse {
+fn render(
+    run: Run,
+    tasks: Option<Vec<TaskInstance>>,
+    attempts: Option<Vec<RunAttempt>>,
+) -> RunResponse {
     RunResponse {
         run_id: run.run_id,
         activity_id: run.activity_id,
@@ -140,8 +159,10 @@ fn render(run: Run, tasks: Option<Vec<TaskInstance>>) -> RunResponse {
         tasks_succeeded: run.tasks_succeeded,
         tasks_failed: run.tasks_failed,
         created_at: run.created_at,
+        attempt: run.attempt,
         cancellation: run.cancellation.map(Into::into),
         tasks: tasks.map(|t| t.into_iter().map(render_task).collect()),
+        attempts: attempts.map(|a| a.into_iter().map(Into::into).collect()),
         flow: run.flow.map(|f| RunFlowResponse {
             key: f.key,
             queued_at: f.queued_at,
@@ -249,7 +270,7 @@ async fn list(
         limit,
         CURSOR_SCOPE,
         |r| (r.created_at, r.run_id),
-        |r| render(r, None),
+        |r| render(r, None, None),
     ))
 }
 
@@ -327,6 +348,8 @@ pub async fn get_run(
     State(state): State<AppState>,
     IdParam(run_id): IdParam,
 ) -> ApiResult<Json<RunResponse>> {
-    let (run, tasks) = state.services.runs.get(run_id).await?;
-    Ok(Json(render(run, Some(tasks))))
+    let runs = &state.services.runs;
+    let (run, tasks) = runs.get(run_id).await?;
+    let attempts = runs.attempts(&run).await?;
+    Ok(Json(render(run, Some(tasks), Some(attempts))))
 }

@@ -48,6 +48,15 @@ pub fn task_workflow_id(run_id: Uuid, task_type: &str, index: usize) -> String {
     format!("task-{run_id}:{task_type}:{index}")
 }
 
+/// The Temporal request ID of the start of a run's `attempt`: the same for
+/// every repetition of that start, so Temporal takes it as one.
+pub fn retry_request_id(run_id: Uuid, attempt: i32) -> Uuid {
+    Uuid::new_v5(
+        &ID_NAMESPACE,
+        format!("retry:{run_id}:{attempt}").as_bytes(),
+    )
+}
+
 /// The `run_id` of a run: UUIDv5 over its workflow ID.
 pub fn run_id(workflow_id: &str) -> Uuid {
     Uuid::new_v5(&ID_NAMESPACE, workflow_id.as_bytes())

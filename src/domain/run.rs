@@ -75,6 +75,8 @@ pub struct Run {
     pub tasks_succeeded: i32,
     pub tasks_failed: i32,
     pub created_at: DateTime<Utc>,
+    /// 1, then one more for each retry; the run describes its latest attempt.
+    pub attempt: i32,
     /// Set once someone asked to cancel the run.
     pub cancellation: Option<Cancellation>,
     /// For a run of a flow-controlled activity: its key and when it joined
@@ -122,6 +124,10 @@ pub struct TaskInstance {
     pub finished_at: Option<DateTime<Utc>>,
     pub output: Option<serde_json::Value>,
     pub error: Option<String>,
+    /// The run attempt that last started this task.
+    pub run_attempt: i32,
+    /// What earlier run attempts did with it, oldest first.
+    pub previous_attempts: Vec<super::retry::TaskAttempt>,
 }
 
 /// Everything `RunActivityWorkflow` needs; its workflow ID is the contract

@@ -10,6 +10,7 @@ pub mod flow;
 pub mod notifications;
 pub mod preview;
 pub mod run_control;
+pub mod run_retry;
 pub mod runs;
 pub mod schedules;
 pub mod sources;

@@ -6,6 +6,7 @@ use uuid::Uuid;
 use super::activities::Activities;
 use super::{Result, found};
 use crate::domain::ids;
+use crate::domain::retry::RunAttempt;
 use crate::domain::run::{Run, RunInput, StartOutcome, TaskInstance};
 use crate::store::RunStore;
 use crate::store::runs::RunFilter;
@@ -73,6 +74,12 @@ impl Runs {
             self.activities.get_any(id).await?;
         }
         self.list(filter, after, limit).await
+    }
+
+    /// Every attempt of a run, oldest first.
+    pub async fn attempts(&self, run: &Run) -> Result<Vec<RunAttempt>> {
+        let recorded = self.runs.attempts(run.run_id).await?;
+        Ok(crate::domain::retry::attempts_of(run, recorded))
     }
 
     /// One run with its task instances.

@@ -437,6 +437,7 @@ mod tests {
             tasks_succeeded: 0,
             tasks_failed: 0,
             created_at: at(0),
+            attempt: 1,
             cancellation: None,
             flow: None,
         };

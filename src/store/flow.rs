@@ -68,10 +68,26 @@ impl FlowStore {
         match status.as_ref().map(|s| s.0.as_str()) {
             Some("queued") => {}
             Some("running") => {
-                // Granted before: to a retried request, or together with a
-                // run behind it in the queue.
-                tx.commit().await?;
-                return Ok(Grant::Acquired);
+                let held: Option<(bool,)> = sqlx::query_as(
+                    "SELECT acquired_at IS NOT NULL FROM flow_slots WHERE run_id = $1",
+                )
+                .bind(run_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if held.is_some_and(|h| h.0) {
+                    // Granted before: to a retried request, or together
+                    // with a run behind it in the queue.
+                    tx.commit().await?;
+                    return Ok(Grant::Acquired);
+                }
+                // Running without a slot: a retry of an ended run (issue 13)
+                // moved it to `running`. It queues like any other run.
+                sqlx::query(
+                    "UPDATE activity_runs SET status = 'queued', started_at = NULL WHERE run_id = $1",
+                )
+                .bind(run_id)
+                .execute(&mut *tx)
+                .await?;
             }
             _ => {
                 tx.commit().await?;

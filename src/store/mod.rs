@@ -6,6 +6,7 @@ pub mod events;
 pub mod flow;
 pub mod keys;
 pub mod notifications;
+pub mod retries;
 pub mod runs;
 pub mod sources;
 

@@ -16,10 +16,10 @@ use crate::domain::run::{
 const RUN_COLUMNS: &str = "run_id, activity_id, workflow_id, trigger_type, scheduled_for, event_id, \
     status, skip_reason, window_start, window_end, definition_version, context, started_at, \
     finished_at, error, tasks_total, tasks_succeeded, tasks_failed, created_at, \
-    cancel_requested_at, cancel_reason, cancelled_by, cancel_forced, flow_key, queued_at";
+    cancel_requested_at, cancel_reason, cancelled_by, cancel_forced, attempt, flow_key, queued_at";
 
 const TASK_COLUMNS: &str = "id, run_id, workflow_id, task_type, task_index, name, status, attempts, \
-    started_at, finished_at, output, error";
+    started_at, finished_at, output, error, run_attempt, previous_attempts";
 
 #[derive(FromRow)]
 struct RunRow {
@@ -46,6 +46,7 @@ struct RunRow {
     cancel_reason: Option<String>,
     cancelled_by: Option<Uuid>,
     cancel_forced: bool,
+    attempt: i32,
     flow_key: Option<String>,
     queued_at: Option<DateTime<Utc>>,
 }
@@ -82,6 +83,7 @@ impl TryFrom<RunRow> for Run {
             tasks_succeeded: r.tasks_succeeded,
             tasks_failed: r.tasks_failed,
             created_at: r.created_at,
+            attempt: r.attempt,
             cancellation: r.cancel_requested_at.map(|requested_at| Cancellation {
                 requested_at,
                 reason: r.cancel_reason,
@@ -110,6 +112,8 @@ struct TaskRow {
     finished_at: Option<DateTime<Utc>>,
     output: Option<Json<serde_json::Value>>,
     error: Option<String>,
+    run_attempt: i32,
+    previous_attempts: Json<Vec<crate::domain::retry::TaskAttempt>>,
 }
 
 impl TryFrom<TaskRow> for TaskInstance {
@@ -128,6 +132,8 @@ impl TryFrom<TaskRow> for TaskInstance {
             finished_at: t.finished_at,
             output: t.output.map(|o| o.0),
             error: t.error,
+            run_attempt: t.run_attempt,
+            previous_attempts: t.previous_attempts.0,
         })
     }
 }
@@ -190,7 +196,7 @@ pub struct RunFilter {
 
 #[derive(Clone)]
 pub struct RunStore {
-    pool: PgPool,
+    pub(super) pool: PgPool,
 }
 
 impl RunStore {
@@ -418,10 +424,17 @@ impl RunStore {
         succeeded: i32,
         failed: i32,
     ) -> StoreResult<Option<Uuid>> {
+        // A retried run keeps a row per attempt: the current one ends too.
         let ended: Option<(Uuid,)> = sqlx::query_as(
-            "UPDATE activity_runs SET status = $2, error = $3, tasks_succeeded = $4, tasks_failed = $5,
-                 finished_at = now()
-             WHERE run_id = $1 AND status IN ('running', 'queued') RETURNING activity_id",
+            "WITH ended AS (
+                 UPDATE activity_runs SET status = $2, error = $3, tasks_succeeded = $4,
+                     tasks_failed = $5, finished_at = now()
+                 WHERE run_id = $1 AND status IN ('running', 'queued')
+                 RETURNING activity_id, attempt),
+             attempt AS (
+                 UPDATE run_attempts a SET status = $2, error = $3, finished_at = now()
+                 FROM ended WHERE a.run_id = $1 AND a.attempt = ended.attempt)
+             SELECT activity_id FROM ended",
         )
         .bind(run_id)
         .bind(status.as_str())
@@ -433,7 +446,10 @@ impl RunStore {
         Ok(ended.map(|e| e.0))
     }
 
-    /// Upserts a task instance as started.
+    /// Upserts a task instance as started. A task that failed or was
+    /// cancelled in an earlier attempt of its run starts again, its earlier
+    /// outcome kept in `previous_attempts`; within one attempt (an activity
+    /// retry) the row is left as it is.
     #[allow(clippy::too_many_arguments)]
     pub async fn start_task(
         &self,
@@ -445,9 +461,21 @@ impl RunStore {
         name: Option<&str>,
     ) -> StoreResult<()> {
         sqlx::query(
-            "INSERT INTO task_instances (id, run_id, workflow_id, task_type, task_index, name, status, started_at)
-             VALUES ($1, $2, $3, $4, $5, $6, 'running', now())
-             ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO task_instances (id, run_id, workflow_id, task_type, task_index, name, status,
+                 started_at, run_attempt)
+             VALUES ($1, $2, $3, $4, $5, $6, 'running', now(),
+                 COALESCE((SELECT attempt FROM activity_runs WHERE run_id = $2), 1))
+             ON CONFLICT (id) DO UPDATE SET status = 'running', started_at = now(),
+                 finished_at = NULL, output = NULL, error = NULL, attempts = 0,
+                 run_attempt = EXCLUDED.run_attempt,
+                 previous_attempts = task_instances.previous_attempts || jsonb_build_array(
+                     jsonb_build_object('run_attempt', task_instances.run_attempt,
+                         'status', task_instances.status, 'attempts', task_instances.attempts,
+                         'started_at', task_instances.started_at,
+                         'finished_at', task_instances.finished_at,
+                         'error', task_instances.error))
+             WHERE task_instances.status IN ('failed', 'cancelled')
+               AND task_instances.run_attempt < EXCLUDED.run_attempt",
         )
         .bind(id)
         .bind(run_id)
@@ -540,8 +568,10 @@ impl RunStore {
         .await?;
         for task in unstarted {
             sqlx::query(
-                "INSERT INTO task_instances (id, run_id, workflow_id, task_type, task_index, name, status, finished_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, 'cancelled', now())
+                "INSERT INTO task_instances (id, run_id, workflow_id, task_type, task_index, name, status,
+                     finished_at, run_attempt)
+                 VALUES ($1, $2, $3, $4, $5, $6, 'cancelled', now(),
+                     COALESCE((SELECT attempt FROM activity_runs WHERE run_id = $2), 1))
                  ON CONFLICT (id) DO NOTHING",
             )
             .bind(task.id)

@@ -301,6 +301,7 @@ impl ExecutionActivities {
                     queued: gate.is_some(),
                 })
                 .await?;
+            let attempt = self.runs.current_attempt(input.run_id).await?;
             if self.log_run_fails_after_insert() {
                 return Err(
                     anyhow::anyhow!("injected fault: log_run failed after its insert").into(),
@@ -320,6 +321,7 @@ impl ExecutionActivities {
                     .collect(),
                 run: run_json,
                 context,
+                attempt: attempt.max(1) as u32,
                 gate,
             })
         })
@@ -450,6 +452,31 @@ impl ExecutionActivities {
             } else {
                 Err(anyhow::anyhow!(message).into())
             }
+        })
+        .await
+    }
+
+    /// What an earlier attempt of the run made of a task (a retry asks,
+    /// for a task whose workflow ID Temporal will not run again).
+    #[activity(name = "task_state")]
+    pub async fn task_state(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: TaskStateInput,
+    ) -> Result<TaskState, ActivityError> {
+        let attempt = activity_span(&ctx, Some(input.run_id));
+        traced(attempt, async move {
+            let state = self.runs.task_state(input.task_id).await?;
+            Ok(match state {
+                Some((status, output)) => TaskState {
+                    status: Some(status),
+                    output,
+                },
+                None => TaskState {
+                    status: None,
+                    output: None,
+                },
+            })
         })
         .await
     }

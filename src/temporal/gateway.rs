@@ -319,6 +319,47 @@ impl TemporalGateway {
         task_queue: &str,
         input: &RunInput,
     ) -> Result<StartOutcome, GatewayError> {
+        self.start_run_workflow(
+            workflow_id,
+            task_queue,
+            input,
+            uuid::Uuid::new_v4(),
+            WorkflowIdReusePolicy::RejectDuplicate,
+        )
+        .await
+    }
+
+    /// Starts a new execution of a run's `workflow_id` for a retry, allowed
+    /// only after a failed, cancelled or terminated one
+    /// (AllowDuplicateFailedOnly): an ID that succeeded never runs twice.
+    /// `Duplicate` when the last execution is running or completed.
+    /// `request_id` makes a repeated start of one attempt the same start.
+    #[tracing::instrument(skip(self, input))]
+    pub async fn start_retry(
+        &self,
+        workflow_id: &str,
+        task_queue: &str,
+        input: &RunInput,
+        request_id: uuid::Uuid,
+    ) -> Result<StartOutcome, GatewayError> {
+        self.start_run_workflow(
+            workflow_id,
+            task_queue,
+            input,
+            request_id,
+            WorkflowIdReusePolicy::AllowDuplicateFailedOnly,
+        )
+        .await
+    }
+
+    async fn start_run_workflow(
+        &self,
+        workflow_id: &str,
+        task_queue: &str,
+        input: &RunInput,
+        request_id: uuid::Uuid,
+        reuse: WorkflowIdReusePolicy,
+    ) -> Result<StartOutcome, GatewayError> {
         self.bounded(async {
             let mut client = self.client().await?;
             let request = self.request(StartWorkflowExecutionRequest {
@@ -335,8 +376,8 @@ impl TemporalGateway {
                     payloads: vec![json_payload(input)],
                 }),
                 identity: self.settings.identity.clone(),
-                request_id: uuid::Uuid::new_v4().to_string(),
-                workflow_id_reuse_policy: WorkflowIdReusePolicy::RejectDuplicate as i32,
+                request_id: request_id.to_string(),
+                workflow_id_reuse_policy: reuse as i32,
                 ..Default::default()
             });
             match WorkflowService::start_workflow_execution(&mut client, request).await {

@@ -59,6 +59,10 @@ pub struct LoggedRun {
     /// histories from before flow control, which then run as they did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<FlowGate>,
+    /// The run's attempt: 1, or more for a retry (issue 13). Absent in
+    /// histories from before retries, which were all first attempts.
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
 }
 
 /// The concurrency slot a run must hold before it runs its tasks.
@@ -88,6 +92,26 @@ pub enum SlotGrant {
     Skipped,
     /// The run ended while queued (cancelled): nothing to run.
     Ended,
+}
+
+fn first_attempt() -> u32 {
+    1
+}
+
+/// A retry asks what an earlier attempt made of a task whose workflow ID
+/// Temporal will not run again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskStateInput {
+    pub task_id: Uuid,
+    pub run_id: Uuid,
+}
+
+/// The task's row as the earlier attempt left it; `status` is `None` when
+/// there is no row.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskState {
+    pub status: Option<crate::domain::run::TaskStatus>,
+    pub output: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use temporalio_common::RetryPolicy;
 use temporalio_common::UntypedActivity;
 use temporalio_common::data_converters::RawValue;
+use temporalio_common::error::ApplicationFailure;
 use temporalio_common::search_attributes::{SearchAttributeKey, Timestamp};
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::workflows::select;
@@ -23,7 +24,7 @@ use super::translate::{LauncherInput, json_payload, launcher_workflow_id_prefix}
 use crate::domain::FieldError;
 use crate::domain::activity::TaskType;
 use crate::domain::ids;
-use crate::domain::run::RunStatus;
+use crate::domain::run::{RunStatus, TaskStatus};
 use crate::domain::task::{Retry, Task};
 
 /// Temporal sets this on every scheduled start: the nominal, pre-jitter time.
@@ -70,12 +71,39 @@ fn retry_policy(retry: &Retry) -> RetryPolicy {
 }
 
 fn child_options(workflow_id: String) -> ChildWorkflowOptions {
+    child_options_with(workflow_id, WorkflowIdReusePolicy::RejectDuplicate)
+}
+
+fn child_options_with(workflow_id: String, reuse: WorkflowIdReusePolicy) -> ChildWorkflowOptions {
     ChildWorkflowOptions::builder()
         .workflow_id(workflow_id)
-        .id_reuse_policy(WorkflowIdReusePolicy::RejectDuplicate)
+        .id_reuse_policy(reuse)
         // A run is not killed because its launcher went away.
         .parent_close_policy(ParentClosePolicy::Abandon)
         .build()
+}
+
+/// The options of a task's child workflow in attempt `attempt` of its run.
+/// A retry (attempt 2 or later) may start a task workflow ID again only
+/// after a failed, cancelled or terminated execution: a task that
+/// succeeded is refused, and the run takes its earlier result.
+fn task_options(workflow_id: String, attempt: u32) -> ChildWorkflowOptions {
+    if attempt > 1 {
+        child_options_with(workflow_id, WorkflowIdReusePolicy::AllowDuplicateFailedOnly)
+    } else {
+        child_options(workflow_id)
+    }
+}
+
+/// Marks executions whose failures end their workflow as failed in
+/// Temporal (a failed task's workflow, a failed run's workflow), so that a
+/// retry may run their IDs again. Histories without it completed instead,
+/// and keep replaying that way.
+const FAILURES_FAIL: &str = "failures-fail-the-workflow";
+
+/// A failure of the workflow with the run's or task's own words.
+fn failure(message: &str) -> WorkflowTermination {
+    ApplicationFailure::new(anyhow::anyhow!(message.to_owned())).into()
 }
 
 fn is_already_started(err: &ChildWorkflowStartError) -> bool {
@@ -240,7 +268,7 @@ impl RunActivityWorkflow {
                 .start_child_workflow(
                     TaskInstanceWorkflow::run,
                     input,
-                    child_options(task_workflow_id),
+                    task_options(task_workflow_id.clone(), logged.attempt),
                 )
                 .await
             {
@@ -256,6 +284,37 @@ impl RunActivityWorkflow {
                         ),
                     },
                 },
+                // A retry: Temporal refuses the ID of a task that succeeded
+                // (or still runs); an earlier attempt's result stands.
+                Err(err) if is_already_started(&err) && logged.attempt > 1 => {
+                    let earlier = ctx
+                        .execute_activity(
+                            ExecutionActivities::task_state,
+                            TaskStateInput {
+                                task_id: ids::task_instance_id(&task_workflow_id),
+                                run_id,
+                            },
+                            bookkeeping(),
+                        )
+                        .await?;
+                    if earlier.status == Some(TaskStatus::Succeeded) {
+                        TaskOutcome {
+                            succeeded: true,
+                            output: earlier.output.unwrap_or(serde_json::Value::Null),
+                            error: None,
+                        }
+                    } else {
+                        TaskOutcome {
+                            succeeded: false,
+                            output: serde_json::Value::Null,
+                            error: Some(format!(
+                                "Temporal will not run {task_workflow_id} again: its last \
+                                 execution is running or completed ({})",
+                                earlier.status.map_or("no task row", |s| s.as_str())
+                            )),
+                        }
+                    }
+                }
                 // Never re-spawn a task that an earlier execution started.
                 Err(err) if is_already_started(&err) => TaskOutcome {
                     succeeded: false,
@@ -329,6 +388,9 @@ impl RunActivityWorkflow {
             bookkeeping(),
         )
         .await?;
+        if status == RunStatus::Failed && ctx.patched(FAILURES_FAIL) {
+            return Err(failure(error.as_deref().unwrap_or("the run failed")));
+        }
         Ok(RunSummary {
             run_id,
             status,
@@ -560,6 +622,11 @@ impl TaskInstanceWorkflow {
         .await?;
         if cancelled {
             return Err(WorkflowTermination::cancelled());
+        }
+        if !outcome.0.succeeded && ctx.patched(FAILURES_FAIL) {
+            return Err(failure(
+                outcome.0.error.as_deref().unwrap_or("the task failed"),
+            ));
         }
         Ok(outcome.0)
     }

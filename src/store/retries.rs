@@ -1,0 +1,207 @@
+//! Retries of runs (issue 13): the conditional update that begins an
+//! attempt, and the attempts a run has had.
+
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+use uuid::Uuid;
+
+use super::runs::RunStore;
+use super::{StoreError, StoreResult};
+use crate::domain::retry::RunAttempt;
+use crate::domain::run::{RunStatus, TaskStatus};
+
+/// What a retry request found on the run's row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RetryBegun {
+    /// This call began attempt `attempt`; nobody else can for this attempt.
+    Begun { attempt: i32 },
+    /// The run's status does not allow a retry (any more).
+    Refused(RunStatus),
+}
+
+/// `status, attempt, error, started_at, finished_at, created_at`.
+type LockedRun = (
+    String,
+    i32,
+    Option<String>,
+    Option<DateTime<Utc>>,
+    Option<DateTime<Utc>>,
+    DateTime<Utc>,
+);
+
+/// `attempt, requested_at, requested_by, status, error, finished_at`.
+type AttemptRow = (
+    i32,
+    DateTime<Utc>,
+    Option<Uuid>,
+    String,
+    Option<String>,
+    Option<DateTime<Utc>>,
+);
+
+fn status_of(name: &str) -> StoreResult<RunStatus> {
+    RunStatus::parse(name).map_err(|m| StoreError::Other(anyhow::anyhow!("status: {m}")))
+}
+
+impl RunStore {
+    /// Begins the next attempt of a failed or cancelled run: under the row's
+    /// lock, so of any number of concurrent requests exactly one sees the
+    /// run retryable; the others wait for it and then see it `running`.
+    /// Records the attempt that ended (for a first retry, attempt 1 from the
+    /// row) and the new one; the row describes the new attempt from now on.
+    pub async fn begin_retry(
+        &self,
+        run_id: Uuid,
+        requested_by: Option<Uuid>,
+    ) -> StoreResult<RetryBegun> {
+        let mut tx = self.pool.begin().await?;
+        let row: Option<LockedRun> = sqlx::query_as(
+            "SELECT status, attempt, error, started_at, finished_at, created_at
+             FROM activity_runs WHERE run_id = $1 FOR UPDATE",
+        )
+        .bind(run_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let (status, attempt, error, started_at, finished_at, created_at) =
+            row.ok_or(StoreError::NotFound)?;
+        let status = status_of(&status)?;
+        if crate::domain::retry::not_retryable(status).is_some() {
+            return Ok(RetryBegun::Refused(status));
+        }
+        // Attempt 1 has no row until the first retry: write it from the run.
+        sqlx::query(
+            "INSERT INTO run_attempts (run_id, attempt, requested_at, dispatched_at, status, error,
+                 finished_at)
+             VALUES ($1, $2, $3, $3, $4, $5, $6)
+             ON CONFLICT (run_id, attempt) DO UPDATE SET status = EXCLUDED.status,
+                 error = EXCLUDED.error, finished_at = EXCLUDED.finished_at",
+        )
+        .bind(run_id)
+        .bind(attempt)
+        .bind(started_at.unwrap_or(created_at))
+        .bind(status.as_str())
+        .bind(error.as_deref())
+        .bind(finished_at)
+        .execute(&mut *tx)
+        .await?;
+        let next = attempt + 1;
+        sqlx::query(
+            "INSERT INTO run_attempts (run_id, attempt, requested_at, requested_by, status)
+             VALUES ($1, $2, now(), $3, 'running')",
+        )
+        .bind(run_id)
+        .bind(next)
+        .bind(requested_by)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE activity_runs SET attempt = $2, status = 'running', error = NULL,
+                 finished_at = NULL, started_at = now(), tasks_succeeded = 0, tasks_failed = 0,
+                 cancel_requested_at = NULL, cancel_reason = NULL, cancelled_by = NULL,
+                 cancel_forced = false
+             WHERE run_id = $1",
+        )
+        .bind(run_id)
+        .bind(next)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(RetryBegun::Begun { attempt: next })
+    }
+
+    /// Temporal accepted the start of `attempt`.
+    pub async fn mark_attempt_dispatched(&self, run_id: Uuid, attempt: i32) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE run_attempts SET dispatched_at = COALESCE(dispatched_at, now())
+             WHERE run_id = $1 AND attempt = $2",
+        )
+        .bind(run_id)
+        .bind(attempt)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Takes back an attempt Temporal did not start: the run is again what
+    /// the attempt before left it.
+    pub async fn undo_retry(&self, run_id: Uuid, attempt: i32) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        let undone = sqlx::query(
+            "DELETE FROM run_attempts
+             WHERE run_id = $1 AND attempt = $2 AND dispatched_at IS NULL",
+        )
+        .bind(run_id)
+        .bind(attempt)
+        .execute(&mut *tx)
+        .await?;
+        if undone.rows_affected() == 1 {
+            sqlx::query(
+                "UPDATE activity_runs r SET attempt = p.attempt, status = p.status,
+                     error = p.error, finished_at = p.finished_at, started_at = p.requested_at
+                 FROM run_attempts p
+                 WHERE r.run_id = $1 AND r.attempt = $2 AND r.status = 'running'
+                   AND p.run_id = $1 AND p.attempt = $2 - 1",
+            )
+            .bind(run_id)
+            .bind(attempt)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The recorded attempts of a run, oldest first (none for a run never
+    /// retried).
+    pub async fn attempts(&self, run_id: Uuid) -> StoreResult<Vec<RunAttempt>> {
+        let rows: Vec<AttemptRow> = sqlx::query_as(
+            "SELECT attempt, requested_at, requested_by, status, error, finished_at
+             FROM run_attempts WHERE run_id = $1 ORDER BY attempt",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(
+                |(attempt, requested_at, requested_by, status, error, finished_at)| {
+                    Ok(RunAttempt {
+                        attempt,
+                        requested_at,
+                        requested_by,
+                        status: status_of(&status)?,
+                        error,
+                        finished_at,
+                    })
+                },
+            )
+            .collect()
+    }
+
+    /// A task's status and output, `None` when it has no row.
+    pub async fn task_state(
+        &self,
+        task_id: Uuid,
+    ) -> StoreResult<Option<(TaskStatus, Option<serde_json::Value>)>> {
+        let row: Option<(String, Option<Json<serde_json::Value>>)> =
+            sqlx::query_as("SELECT status, output FROM task_instances WHERE id = $1")
+                .bind(task_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        row.map(|(status, output)| {
+            let status = TaskStatus::parse(&status)
+                .map_err(|m| StoreError::Other(anyhow::anyhow!("status: {m}")))?;
+            Ok((status, output.map(|o| o.0)))
+        })
+        .transpose()
+    }
+
+    /// The current attempt of a run (1 for a run never retried).
+    pub async fn current_attempt(&self, run_id: Uuid) -> StoreResult<i32> {
+        let row: Option<(i32,)> =
+            sqlx::query_as("SELECT attempt FROM activity_runs WHERE run_id = $1")
+                .bind(run_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.map_or(1, |r| r.0))
+    }
+}
