@@ -194,14 +194,14 @@ pub async fn run(bench: &Bench) -> anyhow::Result<Memory> {
     ] {
         let ratio = api.rate / pg.rate;
         println!(
-            "| {label} | {:.0} | {} | {} | {:.0} | {} | {} | {ratio:.2} | ≥ 0.50 | {} |",
+            "| {label} | {:.0} | {} | {} | {:.0} | {} | {} | {ratio:.2} | ≥ 0.60 | {} |",
             api.rate,
             ms(api.p50),
             ms(api.p99),
             pg.rate,
             ms(pg.p50),
             ms(pg.p99),
-            met(ratio >= 0.5)
+            met(ratio >= 0.6)
         );
     }
     let (open_figures, _) = &api_open;

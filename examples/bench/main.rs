@@ -10,15 +10,25 @@
 //! 3. Schedule sync: cron activities created through `acp api` until synced,
 //!    against raw `CreateSchedule` calls.
 //! 4. Memory: RSS of `acp api` idle and under benchmark 2, and of `acp serve` idle.
+//! 5. Ingest at commit: accepted events/s at concurrency 32 against pgbench
+//!    inserting the same rows, and accept-to-started latency at half that rate.
+//! 6. End to end: N events to N finished runs (one `noop` task, and three)
+//!    through `acp serve`, against a raw-SDK parent/child baseline.
+//! 7. Broker ingress: JetStream messages to committed events through an
+//!    `acp serve` source, against a bare consumer that only acknowledges.
 //!
 //! Environment: `DATABASE_URL` (a server where databases may be created),
 //! `TEMPORAL_ADDRESS`, `ACP_BIN` (default: `acp` beside this program's
 //! folder), `ACP_BENCH_SERVICE_LOG` (`RUST_LOG` of the spawned service,
 //! default `info` as in production), and the knobs read in [`Bench::from_env`].
 
+mod accept;
+mod baseline;
 mod cpu;
+mod e2e;
 mod history;
 mod ingest;
+mod jetstream;
 mod load;
 mod memory;
 mod pgbench;
@@ -54,6 +64,8 @@ pub struct Bench {
     schedules: usize,
     /// `ACP_BENCH_ONLY`: comma-separated benchmark numbers (all); 4 needs 2.
     only: Vec<u32>,
+    /// `ACP_BENCH_E2E_RUNS`: events (and runs) per row of benchmark 6 (1000).
+    e2e_runs: usize,
 }
 
 fn knob<T: std::str::FromStr>(name: &str, default: T) -> anyhow::Result<T> {
@@ -88,7 +100,7 @@ impl Bench {
                 .map(|n| n.trim().parse())
                 .collect::<Result<_, _>>()
                 .context("ACP_BENCH_ONLY is a comma-separated list of numbers")?,
-            Err(_) => vec![1, 2, 3, 4],
+            Err(_) => vec![1, 2, 3, 4, 5, 6, 7],
         };
         Ok(Self {
             admin_url: std::env::var("DATABASE_URL").context("DATABASE_URL is not set")?,
@@ -102,6 +114,7 @@ impl Bench {
             concurrency: knob("ACP_BENCH_CONCURRENCY", 8)?,
             schedules: knob("ACP_BENCH_SCHEDULES", 1000)?,
             only,
+            e2e_runs: knob("ACP_BENCH_E2E_RUNS", 1000)?,
         })
     }
 
@@ -138,6 +151,15 @@ async fn main() -> anyhow::Result<()> {
     if bench.wants(4) {
         let serve_idle = memory::serve_idle(&bench).await?;
         memory::print(memory.as_ref(), Some(serve_idle));
+    }
+    if bench.wants(5) {
+        accept::run(&bench).await?;
+    }
+    if bench.wants(6) {
+        e2e::run(&bench).await?;
+    }
+    if bench.wants(7) {
+        jetstream::run(&bench).await?;
     }
     Ok(())
 }

@@ -17,6 +17,7 @@ pub mod merge_patch;
 pub mod openapi;
 pub mod pagination;
 pub mod preview;
+pub mod run_bulk;
 pub mod run_control;
 pub mod runs;
 pub mod schedule;
@@ -75,6 +76,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::get_run))
         .routes(routes!(run_control::cancel_run))
         .routes(routes!(run_control::retry_run))
+        .routes(routes!(run_bulk::retry_activity_runs))
+        .routes(routes!(run_bulk::cancel_activity_runs))
         .routes(routes!(events::ingest_event, events::list_events))
         .routes(routes!(event_batch::ingest_events_batch))
         .routes(routes!(events::get_event))

@@ -66,6 +66,7 @@ pub mod ids;
 pub mod message;
 pub mod misfire;
 pub mod notify;
+pub mod resume;
 pub mod retry;
 pub mod run;
 pub mod source;

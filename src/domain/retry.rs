@@ -78,6 +78,51 @@ pub fn input_of(run: &Run) -> Option<RunInput> {
     })
 }
 
+/// The most runs one bulk request acts on; a request that matches more
+/// says so (`more`), and repeating it handles the next ones.
+pub const BULK_LIMIT: i64 = 100;
+
+named_enum! {
+    /// What a bulk request did with one run.
+    pub enum BulkOutcome ("bulk outcome") {
+        /// A new attempt started.
+        Retried = "retried",
+        /// Temporal is delivering the cancellation.
+        CancelRequested = "cancel_requested",
+        /// Ended here: terminated (`force`), or nothing was left running.
+        Cancelled = "cancelled",
+        /// Its state changed before the action reached it; `detail` says how.
+        Skipped = "skipped",
+        /// Temporal or PostgreSQL did not answer; repeat the request.
+        Unavailable = "unavailable",
+    }
+}
+
+/// The statuses a bulk retry (`cancel == false`) or cancel acts on, given
+/// the `status` filter of the request: a retry takes failed and cancelled
+/// runs, a cancel running ones; a filter outside those is refused.
+pub fn bulk_statuses(cancel: bool, filter: Option<RunStatus>) -> Result<Vec<RunStatus>, String> {
+    let allowed: &[RunStatus] = if cancel {
+        &[RunStatus::Running]
+    } else {
+        &[RunStatus::Failed, RunStatus::Cancelled]
+    };
+    match filter {
+        None => Ok(allowed.to_vec()),
+        Some(status) if allowed.contains(&status) => Ok(vec![status]),
+        Some(status) => Err(format!(
+            "a bulk {} acts on {} runs only, not {}",
+            if cancel { "cancel" } else { "retry" },
+            allowed
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(" or "),
+            status.as_str()
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,5 +212,27 @@ mod tests {
             },
         ];
         assert_eq!(attempts_of(&failed, recorded.clone()), recorded);
+    }
+
+    #[test]
+    fn bulk_requests_act_on_the_statuses_their_action_can_change() {
+        use RunStatus::*;
+        let table = [
+            (false, None, Ok(vec![Failed, Cancelled])),
+            (false, Some(Failed), Ok(vec![Failed])),
+            (false, Some(Cancelled), Ok(vec![Cancelled])),
+            (false, Some(Succeeded), Err("succeeded")),
+            (false, Some(Running), Err("running")),
+            (true, None, Ok(vec![Running])),
+            (true, Some(Running), Ok(vec![Running])),
+            (true, Some(Failed), Err("failed")),
+        ];
+        for (cancel, filter, expected) in table {
+            match (bulk_statuses(cancel, filter), expected) {
+                (Ok(got), Ok(want)) => assert_eq!(got, want, "{cancel} {filter:?}"),
+                (Err(message), Err(names)) => assert!(message.contains(names), "{message}"),
+                (got, want) => panic!("{cancel} {filter:?}: {got:?}, expected {want:?}"),
+            }
+        }
     }
 }

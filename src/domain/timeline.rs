@@ -131,6 +131,18 @@ pub fn reason_without_run(t: DateTime<Utc>, history: &History) -> TimelineReason
     }
 }
 
+/// Why a recorded span of skipped times (`[first, last]`, from a resume)
+/// did not run `t`, if one covers it. A run row of `t` wins over a span.
+pub fn skipped_by_span(
+    t: DateTime<Utc>,
+    spans: &[(DateTime<Utc>, DateTime<Utc>, SkipReason)],
+) -> Option<SkipReason> {
+    spans
+        .iter()
+        .find(|(first, last, _)| *first <= t && t <= *last)
+        .map(|(_, _, reason)| *reason)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,6 +227,24 @@ mod tests {
         }
         for status in RunStatus::ALL {
             assert_eq!(TimelineStatus::from(*status).as_str(), status.as_str());
+        }
+    }
+
+    #[test]
+    fn spans_cover_their_ends() {
+        let spans = [
+            (t(10), t(20), SkipReason::CatchupLimit),
+            (t(30), t(30), SkipReason::Compressed),
+        ];
+        let cases = [
+            (9, None),
+            (10, Some(SkipReason::CatchupLimit)),
+            (20, Some(SkipReason::CatchupLimit)),
+            (21, None),
+            (30, Some(SkipReason::Compressed)),
+        ];
+        for (minute, want) in cases {
+            assert_eq!(skipped_by_span(t(minute), &spans), want, "{minute}");
         }
     }
 }

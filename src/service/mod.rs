@@ -9,6 +9,7 @@ pub mod events;
 pub mod flow;
 pub mod notifications;
 pub mod preview;
+pub mod run_bulk;
 pub mod run_control;
 pub mod run_retry;
 pub mod runs;

@@ -30,6 +30,16 @@ impl Runs {
     /// one begins the attempt (a conditional update in PostgreSQL); the
     /// others are a conflict naming the status they found.
     pub async fn retry(&self, run_id: Uuid, requested_by: Option<Uuid>) -> Result<Retried> {
+        self.retry_via(run_id, requested_by, "run").await
+    }
+
+    /// `retry`, counted in `acp_run_retries_total` under `via` (`run`, `bulk`).
+    pub(super) async fn retry_via(
+        &self,
+        run_id: Uuid,
+        requested_by: Option<Uuid>,
+        via: &str,
+    ) -> Result<Retried> {
         let (run, _) = found(self.runs.get_run(run_id).await, "run")?;
         if let Some(refusal) = retry::not_retryable(run.status) {
             return Err(Error::Conflict(refusal));
@@ -63,9 +73,7 @@ impl Runs {
         match started {
             Ok(StartOutcome::Started) => {
                 self.runs.mark_attempt_dispatched(run_id, attempt).await?;
-                crate::metrics::RUN_RETRIES
-                    .with_label_values(&["run"])
-                    .inc();
+                crate::metrics::RUN_RETRIES.with_label_values(&[via]).inc();
                 Ok(Retried {
                     run_id,
                     workflow_id: run.workflow_id,

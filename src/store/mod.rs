@@ -8,6 +8,7 @@ pub mod keys;
 pub mod notifications;
 pub mod retries;
 pub mod runs;
+pub mod skipped_spans;
 pub mod sources;
 
 use std::time::Duration;

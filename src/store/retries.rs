@@ -8,7 +8,15 @@ use uuid::Uuid;
 use super::runs::RunStore;
 use super::{StoreError, StoreResult};
 use crate::domain::retry::RunAttempt;
-use crate::domain::run::{RunStatus, TaskStatus};
+use crate::domain::run::{RunStatus, RunTrigger, TaskStatus};
+
+/// The filters of a bulk request, beside the statuses its action takes.
+#[derive(Debug, Clone, Default)]
+pub struct BulkFilter {
+    pub trigger_type: Option<RunTrigger>,
+    pub scheduled_from: Option<DateTime<Utc>>,
+    pub scheduled_to: Option<DateTime<Utc>>,
+}
 
 /// What a retry request found on the run's row.
 #[derive(Debug, Clone, PartialEq)]
@@ -193,6 +201,36 @@ impl RunStore {
             Ok((status, output.map(|o| o.0)))
         })
         .transpose()
+    }
+
+    /// The runs of one activity a bulk request acts on: in `statuses`, of
+    /// `trigger` if given, nominal time in `[from, to)` if given; oldest
+    /// nominal time first, at most `limit`.
+    pub async fn bulk_candidates(
+        &self,
+        activity_id: Uuid,
+        statuses: &[RunStatus],
+        filter: &BulkFilter,
+        limit: i64,
+    ) -> StoreResult<Vec<(Uuid, String, Option<DateTime<Utc>>)>> {
+        let statuses: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
+        let rows = sqlx::query_as(
+            "SELECT run_id, workflow_id, scheduled_for FROM activity_runs
+             WHERE activity_id = $1 AND status = ANY($2)
+               AND ($3::text IS NULL OR trigger_type = $3)
+               AND ($4::timestamptz IS NULL OR scheduled_for >= $4)
+               AND ($5::timestamptz IS NULL OR scheduled_for < $5)
+             ORDER BY scheduled_for NULLS LAST, created_at, run_id LIMIT $6",
+        )
+        .bind(activity_id)
+        .bind(&statuses)
+        .bind(filter.trigger_type.map(|t| t.as_str()))
+        .bind(filter.scheduled_from)
+        .bind(filter.scheduled_to)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows)
     }
 
     /// The current attempt of a run (1 for a run never retried).

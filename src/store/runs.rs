@@ -200,6 +200,10 @@ pub struct RunStore {
 }
 
 impl RunStore {
+    pub(super) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
@@ -297,20 +301,21 @@ impl RunStore {
         Ok(end)
     }
 
-    /// Whether a nominal time was asked for explicitly.
-    pub async fn is_requested(
+    /// Whether a nominal time was asked for explicitly: `None` if not, else
+    /// the window start the request chose for its run, if it chose one.
+    pub async fn requested(
         &self,
         activity_id: Uuid,
         scheduled_for: DateTime<Utc>,
-    ) -> StoreResult<bool> {
-        let row: Option<(i32,)> = sqlx::query_as(
-            "SELECT 1 FROM backfill_requests WHERE activity_id = $1 AND scheduled_for = $2",
+    ) -> StoreResult<Option<Option<DateTime<Utc>>>> {
+        let row: Option<(Option<DateTime<Utc>>,)> = sqlx::query_as(
+            "SELECT window_start FROM backfill_requests WHERE activity_id = $1 AND scheduled_for = $2",
         )
         .bind(activity_id)
         .bind(scheduled_for)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.is_some())
+        Ok(row.map(|(window_start,)| window_start))
     }
 
     /// Records times asked for explicitly, to be handed to Temporal. Asking

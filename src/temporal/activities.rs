@@ -167,14 +167,16 @@ impl ExecutionActivities {
                 Cadence::Cron { .. } => RunTrigger::Cron,
                 Cadence::Interval { .. } => RunTrigger::Interval,
             };
+            let requested = self
+                .runs
+                .requested(activity.id, input.scheduled_for)
+                .await?;
             let fire = Fire {
                 scheduled_for: input.scheduled_for,
                 now: chrono::Utc::now(),
                 last_window_end: self.runs.last_window_end(activity.id).await?,
-                requested: self
-                    .runs
-                    .is_requested(activity.id, input.scheduled_for)
-                    .await?,
+                requested: requested.is_some(),
+                requested_window_start: requested.flatten(),
             };
             let run_at = |scheduled_for, window_start| RunInput {
                 activity_id: activity.id,
