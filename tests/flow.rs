@@ -238,3 +238,61 @@ async fn without_a_limit_the_same_burst_overlaps_per_key(pool: PgPool) {
         overlap.max_per_key
     );
 }
+
+/// `on_limit: skip`: a run that finds its key full is recorded `skipped`
+/// with reason `concurrency_limit`; another key still runs.
+#[sqlx::test(migrations = "./migrations")]
+async fn skip_records_a_run_that_finds_its_key_full(pool: PgPool) {
+    let app = app(pool).await;
+    let _worker = app.worker(true, Default::default());
+    let _dispatcher = app.dispatcher();
+    let sink = HoldingSink::start(Duration::from_secs(20)).await;
+    let created = app
+        .create(&event_activity(
+            &sink.url,
+            Some(json!({"concurrency": {"limit": 1, "key": "/payload/customer", "on_limit": "skip"}})),
+        ))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    let post = |n: usize, customer: &'static str| {
+        let app = &app;
+        async move {
+            let (status, body) = json(
+                app.post(
+                    "/v1/events",
+                    &json!({"event_id": format!("s-{n}"), "event_type": "order.placed",
+                            "source": "shop", "payload": {"customer": customer}}),
+                )
+                .await,
+            )
+            .await;
+            assert!((200..300).contains(&status), "{status}: {body}");
+        }
+    };
+    post(1, "a").await;
+    // The first holds the key's only slot (its call is in the sink).
+    eventually(Duration::from_secs(180), || async {
+        (sink.overlap().events.len() == 1).then_some(())
+    })
+    .await;
+    post(2, "a").await;
+    post(3, "b").await;
+    let skipped = eventually(Duration::from_secs(180), || async {
+        let runs = app.runs_of(&id).await;
+        runs.into_iter()
+            .find(|r| r["event_id"] == "s-2" && r["status"] == "skipped")
+    })
+    .await;
+    assert_eq!(skipped["skip_reason"], "concurrency_limit", "{skipped}");
+    assert_eq!(skipped["tasks_succeeded"], 0, "{skipped}");
+    // Another key has its own slot.
+    eventually(Duration::from_secs(180), || async {
+        let events = sink.overlap().events;
+        events.iter().any(|e| e == "s-3").then_some(())
+    })
+    .await;
+    // The skipped event never reached the sink.
+    assert!(!sink.overlap().events.iter().any(|e| e == "s-2"));
+    let (_, activity) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+    assert_eq!(activity["flow_state"]["in_use"], 2, "{activity}");
+}
