@@ -118,6 +118,9 @@ pub struct ActivityDefinition {
     /// longer is cancelled and recorded `timed_out`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_timeout: Option<String>,
+    /// Flow control of this activity's runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<super::flow::Flow>,
 }
 
 /// Whether Temporal matches the database for this activity's schedule.

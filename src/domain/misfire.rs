@@ -15,6 +15,9 @@ named_enum! {
         CatchupLimit = "catchup_limit",
         /// Folded into one run for the latest missed time (policy `compress`).
         Compressed = "compressed",
+        /// Its key had `flow.concurrency.limit` runs running
+        /// (`on_limit: skip`).
+        ConcurrencyLimit = "concurrency_limit",
     }
 }
 

@@ -61,6 +61,7 @@ pub mod calendar;
 pub mod cloudevent;
 pub mod duration;
 pub mod event;
+pub mod flow;
 pub mod ids;
 pub mod message;
 pub mod misfire;

@@ -27,6 +27,8 @@ named_enum! {
         /// Temporal dropped the fire: a run was still going, or the worker
         /// was down past the catch-up window.
         OverlapSkipped = "overlap_skipped",
+        /// Recorded skip: `flow.concurrency` was at its limit (`on_limit: skip`).
+        ConcurrencyLimit = "concurrency_limit",
     }
 }
 
@@ -36,6 +38,7 @@ impl From<SkipReason> for TimelineReason {
             SkipReason::Misfire => Self::Misfire,
             SkipReason::CatchupLimit => Self::CatchupLimit,
             SkipReason::Compressed => Self::Compressed,
+            SkipReason::ConcurrencyLimit => Self::ConcurrencyLimit,
         }
     }
 }
@@ -44,6 +47,8 @@ named_enum! {
     /// A nominal time's run status on the timeline, or `none` without a run.
     pub enum TimelineStatus ("timeline status") {
         None = "none",
+        /// Waiting for a concurrency slot (`flow.concurrency`).
+        Queued = "queued",
         Running = "running",
         Succeeded = "succeeded",
         Failed = "failed",
@@ -56,6 +61,7 @@ named_enum! {
 impl From<RunStatus> for TimelineStatus {
     fn from(status: RunStatus) -> Self {
         match status {
+            RunStatus::Queued => Self::Queued,
             RunStatus::Running => Self::Running,
             RunStatus::Succeeded => Self::Succeeded,
             RunStatus::Failed => Self::Failed,

@@ -311,6 +311,7 @@ mod tests {
                 alerts: None,
                 notify: vec![],
                 run_timeout: None,
+                flow: None,
             },
             paused: false,
             pause_note: None,

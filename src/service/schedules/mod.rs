@@ -398,6 +398,7 @@ mod tests {
             created_at: at(0),
             attempt: 1,
             cancellation: None,
+            flow: None,
         };
         let ran = executed_times(vec![
             run(1, RunStatus::Succeeded),
