@@ -296,3 +296,73 @@ async fn skip_records_a_run_that_finds_its_key_full(pool: PgPool) {
     let (_, activity) = json(app.get(&format!("/v1/activities/{id}")).await).await;
     assert_eq!(activity["flow_state"]["in_use"], 2, "{activity}");
 }
+
+/// `on_limit: cancel_oldest`: the run holding the key's slot is cancelled
+/// (recorded with the reason), then the new run gets the slot.
+#[sqlx::test(migrations = "./migrations")]
+async fn cancel_oldest_cancels_the_running_run_then_starts(pool: PgPool) {
+    let app = app(pool).await;
+    let _worker = app.worker(true, Default::default());
+    let _dispatcher = app.dispatcher();
+    let sink = HoldingSink::start(Duration::from_secs(30)).await;
+    let created = app
+        .create(&event_activity(
+            &sink.url,
+            Some(json!({"concurrency": {"limit": 1, "on_limit": "cancel_oldest"}})),
+        ))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    for n in 1..=2 {
+        let (status, body) = json(
+            app.post(
+                "/v1/events",
+                &json!({"event_id": format!("k-{n}"), "event_type": "order.placed",
+                        "source": "shop", "payload": {"customer": "a"}}),
+            )
+            .await,
+        )
+        .await;
+        assert!((200..300).contains(&status), "{status}: {body}");
+        let seen = n;
+        eventually(Duration::from_secs(180), || async {
+            (sink.overlap().events.len() == seen).then_some(())
+        })
+        .await;
+    }
+    let runs = app.runs_of(&id).await;
+    let first = runs
+        .iter()
+        .find(|r| r["event_id"] == "k-1")
+        .cloned()
+        .unwrap_or_default();
+    let first = wait_run_done(
+        &app,
+        first["run_id"].as_str().unwrap_or_default(),
+        Duration::from_secs(120),
+    )
+    .await;
+    assert_eq!(first["status"], "cancelled", "{first}");
+    assert!(
+        first["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("cancel_oldest")),
+        "{first}"
+    );
+    // The new run got the slot only once the oldest had ended. (The
+    // oldest's webhook call may still be in flight at the sink: cancelling
+    // a run does not interrupt an HTTP request already sent.)
+    let runs = app.runs_of(&id).await;
+    let second = runs
+        .iter()
+        .find(|r| r["event_id"] == "k-2")
+        .cloned()
+        .unwrap_or_default();
+    let at = |v: &Value| {
+        chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{v}: {e}"))
+    };
+    assert!(
+        at(&second["started_at"]) >= at(&first["finished_at"]),
+        "{second} {first}"
+    );
+}
