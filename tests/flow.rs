@@ -366,3 +366,103 @@ async fn cancel_oldest_cancels_the_running_run_then_starts(pool: PgPool) {
         "{second} {first}"
     );
 }
+
+/// A queued run is visible (status, `flow_state`, `/metrics`) and can be
+/// cancelled while it waits; the gauge then reads 0.
+#[sqlx::test(migrations = "./migrations")]
+async fn a_queued_run_is_visible_and_can_be_cancelled(pool: PgPool) {
+    let app = app(pool).await;
+    let _worker = app.worker(true, Default::default());
+    let _dispatcher = app.dispatcher();
+    let sink = HoldingSink::start(Duration::from_secs(30)).await;
+    let created = app
+        .create(&event_activity(
+            &sink.url,
+            Some(json!({"concurrency": {"limit": 1, "key": "/payload/customer"}})),
+        ))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    for n in 1..=2 {
+        let (status, body) = json(
+            app.post(
+                "/v1/events",
+                &json!({"event_id": format!("q-{n}"), "event_type": "order.placed",
+                        "source": "shop", "payload": {"customer": "a"}}),
+            )
+            .await,
+        )
+        .await;
+        assert!((200..300).contains(&status), "{status}: {body}");
+    }
+    let queued = eventually(Duration::from_secs(180), || async {
+        let runs = app.runs_of(&id).await;
+        // Queued in its key's queue (a run is `queued` from its first
+        // record, and joins the queue a moment later).
+        let queued = runs
+            .iter()
+            .find(|r| r["status"] == "queued" && r["flow"].is_object())
+            .cloned();
+        let running = runs.iter().any(|r| r["status"] == "running");
+        queued.filter(|_| running)
+    })
+    .await;
+    assert_eq!(queued["flow"]["key"], "a", "{queued}");
+    let (_, activity) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+    assert_eq!(
+        activity["flow_state"],
+        json!({"in_use": 1, "queued": 1, "keys": [{"key": "a", "in_use": 1, "queued": 1}]}),
+        "{activity}"
+    );
+    let gauge = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("acp_flow_queued_runs{") && l.contains(&id))
+            .and_then(|l| l.rsplit(' ').next())
+            .map(str::to_owned)
+    };
+    let metrics = app
+        .http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .text()
+        .await
+        .unwrap_or_default();
+    assert_eq!(gauge(&metrics).as_deref(), Some("1"), "{metrics}");
+
+    let run_id = queued["run_id"].as_str().unwrap_or_default();
+    let (status, body) = json(
+        app.post(
+            &format!("/v1/runs/{run_id}/cancel"),
+            &json!({"reason": "not needed"}),
+        )
+        .await,
+    )
+    .await;
+    assert!((200..300).contains(&status), "{status}: {body}");
+    let done = eventually(Duration::from_secs(120), || async {
+        let (_, run) = json(app.get(&format!("/v1/runs/{run_id}")).await).await;
+        (!matches!(run["status"].as_str(), Some("queued" | "running"))).then_some(run)
+    })
+    .await;
+    assert_eq!(done["status"], "cancelled", "{done}");
+    eventually(Duration::from_secs(120), || async {
+        (!sink.overlap().events.is_empty()).then_some(())
+    })
+    .await;
+    let called = sink.overlap().events;
+    assert!(
+        !called.iter().any(|e| e.ends_with("q-2")),
+        "the cancelled run never called: {called:?}"
+    );
+    let metrics = app
+        .http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .text()
+        .await
+        .unwrap_or_default();
+    assert_eq!(gauge(&metrics).as_deref(), Some("0"), "{metrics}");
+}
