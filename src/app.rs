@@ -287,6 +287,14 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
             evaluator.run(interval, shutdown).await;
             Ok(())
         });
+        // Slots of runs whose workflows closed without ending them.
+        let flow = state.services.flow.clone();
+        let interval = settings.reconcile_interval();
+        let shutdown = stopped();
+        tasks.spawn(async move {
+            flow.run_recovery(interval, shutdown).await;
+            Ok(())
+        });
         let dispatcher = state.services.notifications.clone();
         let interval = settings.notify_interval();
         let shutdown = stopped();

@@ -169,6 +169,29 @@ pub static TASK_LATENCY: LazyLock<HistogramVec> = LazyLock::new(|| {
     )
 });
 
+pub static FLOW_QUEUED: LazyLock<IntGaugeVec> = LazyLock::new(|| {
+    let g = IntGaugeVec::new(
+        Opts::new(
+            "acp_flow_queued_runs",
+            "Runs queued for a concurrency slot (flow.concurrency), by activity",
+        ),
+        &["activity"],
+    )
+    .unwrap_or_else(|e| panic!("metric acp_flow_queued_runs: {e}"));
+    let _ = REGISTRY.register(Box::new(g.clone()));
+    g
+});
+
+pub static FLOW_SLOTS_RECOVERED: LazyLock<prometheus::IntCounter> = LazyLock::new(|| {
+    let c = prometheus::IntCounter::new(
+        "acp_flow_slots_recovered_total",
+        "Concurrency slots freed because their run's workflow had closed without ending the run",
+    )
+    .unwrap_or_else(|e| panic!("metric acp_flow_slots_recovered_total: {e}"));
+    let _ = REGISTRY.register(Box::new(c.clone()));
+    c
+});
+
 pub static ALERTS_OPEN: LazyLock<IntGaugeVec> = LazyLock::new(|| {
     let g = IntGaugeVec::new(
         Opts::new("acp_alerts_open", "Open alerts by activity and kind"),
@@ -290,6 +313,8 @@ pub async fn render() -> Response {
     LazyLock::force(&RECONCILE_DURATION);
     LazyLock::force(&TASK_LATENCY);
     LazyLock::force(&ALERTS_OPEN);
+    LazyLock::force(&FLOW_QUEUED);
+    LazyLock::force(&FLOW_SLOTS_RECOVERED);
     LazyLock::force(&ALERTS_OPENED);
     LazyLock::force(&ALERTS_RESOLVED);
     LazyLock::force(&NOTIFICATION_DELIVERIES);

@@ -132,10 +132,13 @@ async fn pause_then_resume(
     let (status, resumed) = post(&app, &format!("/v1/activities/{id}/resume"), json!({})).await;
     assert_eq!(status, 200, "{resumed}");
     assert_eq!(resumed["paused"], false);
-    let missed = resumed["missed"].as_array().cloned().unwrap_or_default();
-    assert!(missed.len() >= 5, "{resumed}");
+    assert!(resumed["missed"]["total"].as_u64() >= Some(5), "{resumed}");
+    let runs = resumed["missed"]["runs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     // Let whatever the resume asked for run.
-    let backfilled: Vec<DateTime<Utc>> = missed
+    let backfilled: Vec<DateTime<Utc>> = runs
         .iter()
         .filter(|m| m["action"] == "backfilled")
         .map(|m| at(&m["scheduled_for"]))
@@ -155,20 +158,15 @@ async fn pause_then_resume(
 #[sqlx::test(migrations = "./migrations")]
 async fn skip_runs_nothing_missed_while_paused(pool: PgPool) {
     let (app, id, resumed, paused_at) = pause_then_resume("skip", 10, pool).await;
-    let missed = resumed["missed"].as_array().cloned().unwrap_or_default();
-    assert!(
-        missed
-            .iter()
-            .all(|m| m["action"] == "skipped" && m["reason"] == "paused"),
-        "{resumed}"
-    );
+    let missed = &resumed["missed"];
+    assert_eq!(missed["runs"], json!([]), "{resumed}");
+    assert_eq!(missed["skipped"], missed["total"], "{resumed}");
+    let span = &missed["skipped_span"];
+    assert_eq!(span["reason"], "paused", "{resumed}");
+    assert_eq!(span["count"], missed["total"], "{resumed}");
     let runs = runs_by_time(&app, &id).await;
-    for m in &missed {
-        assert!(
-            !runs.contains_key(&at(&m["scheduled_for"])),
-            "a paused time ran: {m}"
-        );
-    }
+    let ran: Vec<_> = runs.range(at(&span["first"])..=at(&span["last"])).collect();
+    assert!(ran.is_empty(), "a paused time ran: {ran:?}");
     let items = check_timeline(
         &app,
         &id,
@@ -182,20 +180,21 @@ async fn skip_runs_nothing_missed_while_paused(pool: PgPool) {
 #[sqlx::test(migrations = "./migrations")]
 async fn catchup_backfills_the_most_recent_limit_after_a_pause(pool: PgPool) {
     let (app, id, resumed, paused_at) = pause_then_resume("catchup", 3, pool).await;
-    let missed = resumed["missed"].as_array().cloned().unwrap_or_default();
-    let run: Vec<&Value> = missed
-        .iter()
-        .filter(|m| m["action"] == "backfilled")
-        .collect();
-    let skipped: Vec<&Value> = missed.iter().filter(|m| m["action"] == "skipped").collect();
+    let missed = &resumed["missed"];
+    let run = missed["runs"].as_array().cloned().unwrap_or_default();
+    assert!(run.iter().all(|m| m["action"] == "backfilled"), "{resumed}");
     assert_eq!(run.len(), 3, "{resumed}");
-    assert!(skipped.iter().all(|m| m["reason"] == "catchup_limit"));
-    // The three run are the most recent, oldest first after the skipped ones.
-    let newest_skipped = skipped.iter().map(|m| at(&m["scheduled_for"])).max();
-    assert!(
-        run.iter()
-            .all(|m| Some(at(&m["scheduled_for"])) > newest_skipped)
+    assert_eq!(missed["backfilled"], 3, "{resumed}");
+    let span = &missed["skipped_span"];
+    assert_eq!(span["reason"], "catchup_limit", "{resumed}");
+    assert_eq!(
+        missed["skipped"].as_u64().map(|s| s + 3),
+        missed["total"].as_u64(),
+        "{resumed}"
     );
+    // The three run are the most recent, oldest first after the skipped ones.
+    let newest_skipped = at(&span["last"]);
+    assert!(run.iter().all(|m| at(&m["scheduled_for"]) > newest_skipped));
     let runs = runs_by_time(&app, &id).await;
     for m in &run {
         let t = at(&m["scheduled_for"]);
@@ -204,36 +203,45 @@ async fn catchup_backfills_the_most_recent_limit_after_a_pause(pool: PgPool) {
         assert_eq!(r["status"], "succeeded");
         assert_eq!((t - at(&r["window_start"])).num_seconds(), 2, "{r}");
     }
-    for m in &skipped {
-        let r = &runs[&at(&m["scheduled_for"])];
-        assert_eq!(
-            (r["status"].clone(), r["skip_reason"].clone()),
-            (json!("skipped"), json!("catchup_limit"))
-        );
-    }
-    check_timeline(
+    // The skipped times are one span on the timeline, not run rows.
+    let (first, last) = (at(&span["first"]), newest_skipped);
+    assert!(runs.range(first..=last).next().is_none(), "{runs:?}");
+    let items = check_timeline(
         &app,
         &id,
         paused_at - chrono::Duration::seconds(4),
         paused_at + chrono::Duration::seconds(12),
     )
     .await;
+    let in_span: Vec<&Value> = items
+        .iter()
+        .filter(|i| (first..=last).contains(&at(&i["scheduled_for"])))
+        .collect();
+    assert_eq!(
+        Some(in_span.len() as u64),
+        span["count"].as_u64(),
+        "{items:?}"
+    );
+    assert!(
+        in_span
+            .iter()
+            .all(|i| i["status"] == "skipped" && i["reason"] == "catchup_limit"),
+        "{items:?}"
+    );
 }
 
 #[sqlx::test(migrations = "./migrations")]
 async fn compress_runs_one_widened_run_after_a_pause(pool: PgPool) {
     let (app, id, resumed, paused_at) = pause_then_resume("compress", 10, pool).await;
-    let missed = resumed["missed"].as_array().cloned().unwrap_or_default();
-    let run: Vec<&Value> = missed
-        .iter()
-        .filter(|m| m["action"] == "backfilled")
-        .collect();
+    let run = resumed["missed"]["runs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(run.len(), 1, "{resumed}");
-    assert!(
-        missed
-            .iter()
-            .filter(|m| m["action"] == "skipped")
-            .all(|m| m["reason"] == "compressed")
+    assert_eq!(run[0]["action"], "backfilled", "{resumed}");
+    assert_eq!(
+        resumed["missed"]["skipped_span"]["reason"], "compressed",
+        "{resumed}"
     );
     let runs = runs_by_time(&app, &id).await;
     let latest = at(&run[0]["scheduled_for"]);
@@ -497,18 +505,14 @@ async fn a_resume_while_temporal_is_unreachable_catches_up_when_it_returns(pool:
     .await;
     assert_eq!(status, 200, "{resumed}");
     assert_eq!(resumed["sync_state"], "pending", "{resumed}");
-    let missed = resumed["missed"].as_array().cloned().unwrap_or_default();
-    let pending: Vec<DateTime<Utc>> = missed
-        .iter()
-        .filter(|m| m["action"] == "pending")
-        .map(|m| at(&m["scheduled_for"]))
-        .collect();
+    let missed = &resumed["missed"];
+    let runs = missed["runs"].as_array().cloned().unwrap_or_default();
+    assert!(runs.iter().all(|m| m["action"] == "pending"), "{resumed}");
+    let pending: Vec<DateTime<Utc>> = runs.iter().map(|m| at(&m["scheduled_for"])).collect();
     assert_eq!(pending.len(), 3, "{resumed}");
-    assert!(
-        missed
-            .iter()
-            .filter(|m| m["action"] != "pending")
-            .all(|m| m["action"] == "skipped" && m["reason"] == "catchup_limit"),
+    assert_eq!(missed["pending"], 3, "{resumed}");
+    assert_eq!(
+        missed["skipped_span"]["reason"], "catchup_limit",
         "{resumed}"
     );
 

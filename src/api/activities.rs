@@ -229,9 +229,14 @@ pub async fn get_activity(
         .get_with_next_fire_times(id)
         .await?;
     let open_alerts = state.services.alerts.open_of(id).await?;
+    let flow_controlled = activity.definition.flow.is_some();
     let tag = etag(activity.version);
     let mut body = render(activity, next);
     body.open_alerts = Some(open_alerts.into_iter().map(super::alerts::render).collect());
+    if flow_controlled {
+        let usage = state.services.flow.usage(id).await?;
+        body.flow_state = Some(super::flow_model::flow_state(usage));
+    }
     let mut response = axum::Json(body).into_response();
     if let Ok(v) = HeaderValue::from_str(&tag) {
         response.headers_mut().insert(header::ETAG, v);

@@ -11,6 +11,7 @@ use super::alert_model::{
     AlertsBody, NotifyBody, alerts_body, notify_body, parse_alerts, parse_notify,
 };
 use super::alerts::AlertResponse;
+use super::flow_model::{FlowBody, FlowStateResponse, flow_body, parse_flow};
 use crate::domain::FieldError;
 use crate::domain::activity::{Activity, ActivityDefinition, SyncState, TaskSpec, TaskType};
 use crate::domain::calendar::{DstPolicy, Repeated, Skipped};
@@ -59,6 +60,9 @@ pub struct ActivityRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(max_items = 10)]
     pub notify: Option<Vec<NotifyBody>>,
+    /// Flow control: how many runs may run at once, per key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<FlowBody>,
 }
 
 /// The trigger kind.
@@ -274,9 +278,15 @@ pub struct ActivityResponse {
     pub alerts: Option<AlertsBody>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notify: Option<Vec<NotifyBody>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow: Option<FlowBody>,
     /// Open alerts of this activity (in `GET /v1/activities/{id}` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_alerts: Option<Vec<AlertResponse>>,
+    /// Concurrency slots in use and runs queued, per key (in
+    /// `GET /v1/activities/{id}` of a flow-controlled activity only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_state: Option<FlowStateResponse>,
     /// Paused by `POST /v1/activities/{id}/pause`.
     pub paused: bool,
     pub pause_note: Option<String>,
@@ -352,6 +362,7 @@ impl ActivityRequest {
         let scheduled = self.trigger.kind != TriggerKind::Event;
         let alerts = parse_alerts(&mut errors.0, self.alerts, scheduled);
         let notify = parse_notify(&mut errors.0, self.notify);
+        let flow = parse_flow(&mut errors.0, self.flow);
         let trigger = parse_trigger(&mut errors, self.trigger);
         if self.tasks.is_empty() {
             errors.push("tasks", "must contain at least one task");
@@ -380,6 +391,7 @@ impl ActivityRequest {
                 dedupe_key_strategy: self.dedupe_key_strategy,
                 alerts,
                 notify,
+                flow,
             }),
             _ => Err(errors.0),
         }
@@ -609,6 +621,7 @@ pub fn request_of(def: &ActivityDefinition) -> ActivityRequest {
         dedupe_key_strategy: def.dedupe_key_strategy.clone(),
         alerts: def.alerts.as_ref().map(alerts_body),
         notify: (!def.notify.is_empty()).then(|| def.notify.iter().map(notify_body).collect()),
+        flow: def.flow.as_ref().map(flow_body),
     }
 }
 
@@ -688,7 +701,9 @@ pub fn render(activity: Activity, next_fire_times: Vec<DateTime<Utc>>) -> Activi
         dedupe_key_strategy: request.dedupe_key_strategy,
         alerts: request.alerts,
         notify: request.notify,
+        flow: request.flow,
         open_alerts: None,
+        flow_state: None,
         paused: activity.paused,
         pause_note: activity.pause_note,
         created_at: activity.created_at,

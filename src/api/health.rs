@@ -86,9 +86,15 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readines
 
 /// Prometheus metrics: HTTP requests and latency by matched route, runs by
 /// activity and status, skipped fires by reason, event dispatches by outcome,
-/// schedule sync failures, reconcile duration, worker task latency.
+/// schedule sync failures, reconcile duration, worker task latency, runs
+/// queued for a concurrency slot per activity.
 #[utoipa::path(get, path = "/metrics", tag = "health",
     responses((status = 200, description = "Prometheus text format", body = String, content_type = "text/plain")))]
-pub async fn metrics() -> axum::response::Response {
+pub async fn metrics(State(state): State<AppState>) -> axum::response::Response {
+    // Queue lengths are read from PostgreSQL at each scrape, so every
+    // replica reports the same; a database outage leaves the last values.
+    if let Err(err) = state.services.flow.refresh_gauge().await {
+        tracing::debug!(error = %err, "could not refresh the flow queue gauge");
+    }
     crate::metrics::render().await
 }

@@ -10,6 +10,7 @@ pub mod cloudevents;
 pub mod event_batch;
 pub mod events;
 pub mod extract;
+pub mod flow_model;
 pub mod health;
 pub mod keys;
 pub mod merge_patch;

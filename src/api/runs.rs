@@ -79,6 +79,19 @@ pub struct RunResponse {
     /// only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attempts: Option<Vec<RunAttemptResponse>>,
+    /// For a run of an activity with `flow.concurrency`: its key and when it
+    /// joined that key's queue (`started_at` is when it got its slot).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow: Option<RunFlowResponse>,
+}
+
+/// A flow-controlled run's key and place in its queue.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunFlowResponse {
+    /// The concurrency key (`flow.concurrency.key` resolved for this run).
+    pub key: String,
+    /// When it joined its key's queue; the queue is first in first out.
+    pub queued_at: DateTime<Utc>,
 }
 
 /// A request to cancel a run.
@@ -150,6 +163,10 @@ fn render(
         cancellation: run.cancellation.map(Into::into),
         tasks: tasks.map(|t| t.into_iter().map(render_task).collect()),
         attempts: attempts.map(|a| a.into_iter().map(Into::into).collect()),
+        flow: run.flow.map(|f| RunFlowResponse {
+            key: f.key,
+            queued_at: f.queued_at,
+        }),
     }
 }
 

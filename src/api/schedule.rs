@@ -46,14 +46,79 @@ impl From<TimeOutcome> for NominalTimeOutcome {
     }
 }
 
+/// The missed times a resume did not run: every nominal time in
+/// `[first, last]` without a run of its own (the timeline lists them).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SkippedSpan {
+    pub first: DateTime<Utc>,
+    pub last: DateTime<Utc>,
+    #[schema(minimum = 1)]
+    pub count: u64,
+    /// `paused` (policy `skip`), `catchup_limit` or `compressed`.
+    pub reason: TimelineReason,
+}
+
+/// What a resume decided on every nominal time in `(from, until]`. Bounded
+/// however long the pause: counts, the one span that does not run, and the
+/// times that run (at most `catchup_limit`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MissedTimes {
+    /// Where the pause began.
+    pub from: DateTime<Utc>,
+    /// When the resume was asked for: the misfire policy decides up to here.
+    pub until: DateTime<Utc>,
+    /// When Temporal had taken the unpause: every later time is the engine's.
+    /// Equal to `until` when Temporal could not be reached (the reconciler
+    /// unpauses the schedule later).
+    pub unpaused_at: DateTime<Utc>,
+    /// Nominal times in `(from, until]` that had not run.
+    pub total: u64,
+    /// Of those, asked of Temporal and accepted: they run.
+    pub backfilled: u64,
+    /// Of those, recorded while Temporal was unreachable: they run when the
+    /// reconciler hands them over.
+    pub pending: u64,
+    /// Of those, not run (the span says which and why).
+    pub skipped: u64,
+    pub skipped_span: Option<SkippedSpan>,
+    /// The times the policy runs, oldest first.
+    pub runs: Vec<NominalTimeOutcome>,
+    /// Times in `(until, unpaused_at]` that had not run: due whatever the
+    /// policy, so asked for as well (the unpaused engine may have fired them
+    /// too; the contract workflow ID runs each once).
+    pub in_flight: Vec<NominalTimeOutcome>,
+}
+
+impl From<crate::service::schedules::MissedTimes> for MissedTimes {
+    fn from(m: crate::service::schedules::MissedTimes) -> Self {
+        Self {
+            from: m.from,
+            until: m.until,
+            unpaused_at: m.unpaused_at,
+            total: m.total,
+            backfilled: m.backfilled,
+            pending: m.pending,
+            skipped: m.skipped,
+            skipped_span: m.skipped_span.map(|s| SkippedSpan {
+                first: s.first,
+                last: s.last,
+                count: s.count,
+                reason: s.reason,
+            }),
+            runs: m.runs.into_iter().map(Into::into).collect(),
+            in_flight: m.in_flight.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PauseResponse {
     pub activity_id: uuid::Uuid,
     pub paused: bool,
     pub note: Option<String>,
-    /// For a resume: every nominal time missed while paused, and what the
-    /// misfire policy did with it.
-    pub missed: Vec<NominalTimeOutcome>,
+    /// For a resume of a paused schedule: what became of the nominal times
+    /// missed while paused; `null` for a pause.
+    pub missed: Option<MissedTimes>,
     pub sync_state: SyncState,
 }
 
@@ -63,7 +128,7 @@ impl From<PauseOutcome> for PauseResponse {
             activity_id: o.activity.id,
             paused: o.activity.paused,
             note: o.activity.pause_note,
-            missed: o.missed.into_iter().map(Into::into).collect(),
+            missed: o.missed.map(Into::into),
             sync_state: o.sync.state,
         }
     }
@@ -101,10 +166,12 @@ pub async fn pause_activity(
     Ok(Json(outcome.into()))
 }
 
-/// Resume the schedule and apply the misfire policy to the nominal times
-/// missed while paused: `skip` runs none, `catchup` backfills the most
-/// recent `catchup_limit`, `compress` runs one for the latest with a window
-/// widened over the whole pause.
+/// Resume the schedule and apply the misfire policy to every nominal time
+/// missed while paused, however many: `skip` runs none, `catchup` backfills
+/// the most recent `catchup_limit`, `compress` runs one for the latest with a
+/// window reaching back to where the last covered window ended. The answer
+/// is bounded (counts, the skipped span, the times that run); the timeline
+/// lists every time.
 #[utoipa::path(
     post,
     path = "/v1/activities/{id}/resume",

@@ -114,6 +114,9 @@ pub struct ActivityDefinition {
     /// Where this activity's run and alert notifications go.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notify: Vec<super::notify::NotifyTarget>,
+    /// Flow control of this activity's runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<super::flow::Flow>,
 }
 
 /// Whether Temporal matches the database for this activity's schedule.

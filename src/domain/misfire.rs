@@ -15,6 +15,9 @@ named_enum! {
         CatchupLimit = "catchup_limit",
         /// Folded into one run for the latest missed time (policy `compress`).
         Compressed = "compressed",
+        /// Its key had `flow.concurrency.limit` runs running
+        /// (`on_limit: skip`).
+        ConcurrencyLimit = "concurrency_limit",
     }
 }
 
@@ -74,6 +77,9 @@ pub struct Fire {
     /// Asked for explicitly (a backfill, or a resume's catch-up): runs
     /// whatever its lateness.
     pub requested: bool,
+    /// The window a request chose for it (a resume's compressed run: from
+    /// where the last covered window ended, over the whole pause).
+    pub requested_window_start: Option<DateTime<Utc>>,
 }
 
 /// Compress widens a window back to where the last covered window ended.
@@ -126,7 +132,9 @@ pub fn decide(trigger: &ScheduledTrigger, fire: Fire) -> Decision {
     let policy = trigger.misfire_policy;
     if fire.requested {
         let window_start = match policy {
-            MisfirePolicy::Compress => compress_window(previous, fire.last_window_end),
+            MisfirePolicy::Compress => fire
+                .requested_window_start
+                .or_else(|| compress_window(previous, fire.last_window_end)),
             _ => previous,
         };
         return Decision::Run { window_start };
@@ -205,6 +213,7 @@ mod tests {
             now: t(now),
             last_window_end: last_end.map(t),
             requested: false,
+            requested_window_start: None,
         }
     }
 

@@ -154,6 +154,7 @@ mod tests {
             created_at: at,
             attempt: 1,
             cancellation: None,
+            flow: None,
         }
     }
 

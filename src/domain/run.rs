@@ -20,6 +20,9 @@ named_enum! {
 named_enum! {
     /// Where a run is in its life.
     pub enum RunStatus ("run status") {
+        /// Waiting for a concurrency slot (`flow.concurrency`), first in
+        /// first out per key.
+        Queued = "queued",
         Running = "running",
         Succeeded = "succeeded",
         Failed = "failed",
@@ -76,6 +79,17 @@ pub struct Run {
     pub attempt: i32,
     /// Set once someone asked to cancel the run.
     pub cancellation: Option<Cancellation>,
+    /// For a run of a flow-controlled activity: its key and when it joined
+    /// the key's queue.
+    pub flow: Option<RunFlow>,
+}
+
+/// A flow-controlled run's place: its key, and when it joined the key's
+/// queue (the queue's order; `started_at` is when it got its slot).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFlow {
+    pub key: String,
+    pub queued_at: DateTime<Utc>,
 }
 
 /// A request to cancel a run: when, why, by whom, and whether it terminated.

@@ -27,6 +27,8 @@ named_enum! {
         /// Temporal dropped the fire: a run was still going, or the worker
         /// was down past the catch-up window.
         OverlapSkipped = "overlap_skipped",
+        /// Recorded skip: `flow.concurrency` was at its limit (`on_limit: skip`).
+        ConcurrencyLimit = "concurrency_limit",
     }
 }
 
@@ -36,6 +38,7 @@ impl From<SkipReason> for TimelineReason {
             SkipReason::Misfire => Self::Misfire,
             SkipReason::CatchupLimit => Self::CatchupLimit,
             SkipReason::Compressed => Self::Compressed,
+            SkipReason::ConcurrencyLimit => Self::ConcurrencyLimit,
         }
     }
 }
@@ -44,6 +47,8 @@ named_enum! {
     /// A nominal time's run status on the timeline, or `none` without a run.
     pub enum TimelineStatus ("timeline status") {
         None = "none",
+        /// Waiting for a concurrency slot (`flow.concurrency`).
+        Queued = "queued",
         Running = "running",
         Succeeded = "succeeded",
         Failed = "failed",
@@ -55,6 +60,7 @@ named_enum! {
 impl From<RunStatus> for TimelineStatus {
     fn from(status: RunStatus) -> Self {
         match status {
+            RunStatus::Queued => Self::Queued,
             RunStatus::Running => Self::Running,
             RunStatus::Succeeded => Self::Succeeded,
             RunStatus::Failed => Self::Failed,
@@ -123,6 +129,18 @@ pub fn reason_without_run(t: DateTime<Utc>, history: &History) -> TimelineReason
     } else {
         TimelineReason::OverlapSkipped
     }
+}
+
+/// Why a recorded span of skipped times (`[first, last]`, from a resume)
+/// did not run `t`, if one covers it. A run row of `t` wins over a span.
+pub fn skipped_by_span(
+    t: DateTime<Utc>,
+    spans: &[(DateTime<Utc>, DateTime<Utc>, SkipReason)],
+) -> Option<SkipReason> {
+    spans
+        .iter()
+        .find(|(first, last, _)| *first <= t && t <= *last)
+        .map(|(_, _, reason)| *reason)
 }
 
 #[cfg(test)]
@@ -209,6 +227,24 @@ mod tests {
         }
         for status in RunStatus::ALL {
             assert_eq!(TimelineStatus::from(*status).as_str(), status.as_str());
+        }
+    }
+
+    #[test]
+    fn spans_cover_their_ends() {
+        let spans = [
+            (t(10), t(20), SkipReason::CatchupLimit),
+            (t(30), t(30), SkipReason::Compressed),
+        ];
+        let cases = [
+            (9, None),
+            (10, Some(SkipReason::CatchupLimit)),
+            (20, Some(SkipReason::CatchupLimit)),
+            (21, None),
+            (30, Some(SkipReason::Compressed)),
+        ];
+        for (minute, want) in cases {
+            assert_eq!(skipped_by_span(t(minute), &spans), want, "{minute}");
         }
     }
 }

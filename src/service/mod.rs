@@ -6,6 +6,7 @@
 pub mod activities;
 pub mod alerts;
 pub mod events;
+pub mod flow;
 pub mod notifications;
 pub mod preview;
 pub mod run_bulk;
@@ -21,14 +22,15 @@ use sqlx::PgPool;
 
 use crate::domain::FieldError;
 use crate::store::{
-    ActivityStore, AlertStore, EventStore, NotificationStore, RunStore, SourceStore, StoreError,
-    StoreResult,
+    ActivityStore, AlertStore, EventStore, FlowStore, NotificationStore, RunStore, SourceStore,
+    StoreError, StoreResult,
 };
 use crate::temporal::{GatewayError, TemporalGateway};
 
 pub use activities::Activities;
 pub use alerts::Alerts;
 pub use events::EventRouter;
+pub use flow::FlowControl;
 pub use notifications::Notifications;
 pub use runs::Runs;
 pub use schedules::Schedules;
@@ -92,6 +94,7 @@ pub struct Services {
     pub sources: Sources,
     pub alerts: Alerts,
     pub notifications: Notifications,
+    pub flow: FlowControl,
 }
 
 impl Services {
@@ -109,6 +112,7 @@ impl Services {
             task_queue.clone(),
         );
         Self {
+            flow: FlowControl::new(FlowStore::new(pool.clone()), gateway.clone()),
             schedules: Schedules::new(activities.clone(), run_store.clone()),
             runs: Runs::new(activities.clone(), run_store),
             sources: Sources::new(SourceStore::new(pool.clone()), events.clone()),

@@ -38,11 +38,13 @@ impl Runs {
         let (run, tasks) = found(self.runs.get_run(run_id).await, "run")?;
         let not_running = |status: RunStatus| {
             Error::Conflict(format!(
-                "the run is {}: only a running run can be cancelled",
+                "the run is {}: only a running or queued run can be cancelled",
                 status.as_str()
             ))
         };
-        if run.status != RunStatus::Running {
+        // A queued run (waiting for a concurrency slot) is cancelled the same
+        // way: its workflow stops waiting and records `cancelled`.
+        if !matches!(run.status, RunStatus::Running | RunStatus::Queued) {
             return Err(not_running(run.status));
         }
         let Some(cancellation) = self

@@ -3,10 +3,12 @@
 pub mod activities;
 pub mod alerts;
 pub mod events;
+pub mod flow;
 pub mod keys;
 pub mod notifications;
 pub mod retries;
 pub mod runs;
+pub mod skipped_spans;
 pub mod sources;
 
 use std::time::Duration;
@@ -17,6 +19,7 @@ use sqlx::postgres::PgPoolOptions;
 pub use activities::ActivityStore;
 pub use alerts::AlertStore;
 pub use events::EventStore;
+pub use flow::FlowStore;
 pub use keys::KeyStore;
 pub use notifications::NotificationStore;
 pub use runs::RunStore;

@@ -9,12 +9,14 @@ use uuid::Uuid;
 use super::{StoreError, StoreResult};
 use crate::domain::activity::ActivityDefinition;
 use crate::domain::misfire::SkipReason;
-use crate::domain::run::{Cancellation, Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
+use crate::domain::run::{
+    Cancellation, Run, RunFlow, RunStatus, RunTrigger, TaskInstance, TaskStatus,
+};
 
 const RUN_COLUMNS: &str = "run_id, activity_id, workflow_id, trigger_type, scheduled_for, event_id, \
     status, skip_reason, window_start, window_end, definition_version, context, started_at, \
     finished_at, error, tasks_total, tasks_succeeded, tasks_failed, created_at, \
-    cancel_requested_at, cancel_reason, cancelled_by, cancel_forced, attempt";
+    cancel_requested_at, cancel_reason, cancelled_by, cancel_forced, attempt, flow_key, queued_at";
 
 const TASK_COLUMNS: &str = "id, run_id, workflow_id, task_type, task_index, name, status, attempts, \
     started_at, finished_at, output, error, run_attempt, previous_attempts";
@@ -45,6 +47,8 @@ struct RunRow {
     cancelled_by: Option<Uuid>,
     cancel_forced: bool,
     attempt: i32,
+    flow_key: Option<String>,
+    queued_at: Option<DateTime<Utc>>,
 }
 
 /// A column holding a name the domain does not know: the database was
@@ -86,6 +90,10 @@ impl TryFrom<RunRow> for Run {
                 requested_by: r.cancelled_by,
                 forced: r.cancel_forced,
             }),
+            flow: r
+                .flow_key
+                .zip(r.queued_at)
+                .map(|(key, queued_at)| RunFlow { key, queued_at }),
         })
     }
 }
@@ -171,6 +179,8 @@ pub struct NewRun<'a> {
     pub definition_version: i64,
     pub context: &'a serde_json::Value,
     pub tasks_total: i32,
+    /// Flow-controlled: it starts `queued`, and `running` once it has a slot.
+    pub queued: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -190,6 +200,10 @@ pub struct RunStore {
 }
 
 impl RunStore {
+    pub(super) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
@@ -219,11 +233,13 @@ impl RunStore {
             "INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type, scheduled_for,
                  event_id, status, window_start, window_end, definition_version, context, started_at,
                  tasks_total)
-             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, now(), $11)
-             ON CONFLICT (run_id) DO UPDATE SET status = 'running', skip_reason = NULL,
+             VALUES ($1, $2, $3, $4, $5, $6, $12, $7, $8, $9, $10,
+                 CASE WHEN $12 = 'running' THEN now() END, $11)
+             ON CONFLICT (run_id) DO UPDATE SET status = EXCLUDED.status, skip_reason = NULL,
                  window_start = EXCLUDED.window_start, window_end = EXCLUDED.window_end,
                  definition_version = EXCLUDED.definition_version, context = EXCLUDED.context,
-                 started_at = now(), tasks_total = EXCLUDED.tasks_total
+                 started_at = EXCLUDED.started_at,
+                 tasks_total = EXCLUDED.tasks_total
              WHERE activity_runs.status = 'skipped'",
         )
         .bind(run.run_id)
@@ -237,6 +253,7 @@ impl RunStore {
         .bind(run.definition_version)
         .bind(Json(run.context))
         .bind(run.tasks_total)
+        .bind(if run.queued { "queued" } else { "running" })
         .execute(&self.pool)
         .await?;
         Ok(result.rows_affected() == 1)
@@ -284,20 +301,21 @@ impl RunStore {
         Ok(end)
     }
 
-    /// Whether a nominal time was asked for explicitly.
-    pub async fn is_requested(
+    /// Whether a nominal time was asked for explicitly: `None` if not, else
+    /// the window start the request chose for its run, if it chose one.
+    pub async fn requested(
         &self,
         activity_id: Uuid,
         scheduled_for: DateTime<Utc>,
-    ) -> StoreResult<bool> {
-        let row: Option<(i32,)> = sqlx::query_as(
-            "SELECT 1 FROM backfill_requests WHERE activity_id = $1 AND scheduled_for = $2",
+    ) -> StoreResult<Option<Option<DateTime<Utc>>>> {
+        let row: Option<(Option<DateTime<Utc>>,)> = sqlx::query_as(
+            "SELECT window_start FROM backfill_requests WHERE activity_id = $1 AND scheduled_for = $2",
         )
         .bind(activity_id)
         .bind(scheduled_for)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.is_some())
+        Ok(row.map(|(window_start,)| window_start))
     }
 
     /// Records times asked for explicitly, to be handed to Temporal. Asking
@@ -416,7 +434,8 @@ impl RunStore {
             "WITH ended AS (
                  UPDATE activity_runs SET status = $2, error = $3, tasks_succeeded = $4,
                      tasks_failed = $5, finished_at = now()
-                 WHERE run_id = $1 AND status = 'running' RETURNING activity_id, attempt),
+                 WHERE run_id = $1 AND status IN ('running', 'queued')
+                 RETURNING activity_id, attempt),
              attempt AS (
                  UPDATE run_attempts a SET status = $2, error = $3, finished_at = now()
                  FROM ended WHERE a.run_id = $1 AND a.attempt = ended.attempt)
@@ -522,7 +541,7 @@ impl RunStore {
                  cancel_reason = CASE WHEN cancel_requested_at IS NULL THEN $2 ELSE cancel_reason END,
                  cancelled_by = CASE WHEN cancel_requested_at IS NULL THEN $3 ELSE cancelled_by END,
                  cancel_forced = cancel_forced OR $4
-             WHERE run_id = $1 AND status = 'running'
+             WHERE run_id = $1 AND status IN ('running', 'queued')
              RETURNING cancel_requested_at, cancel_reason, cancelled_by, cancel_forced",
         )
         .bind(run_id)

@@ -17,12 +17,20 @@ use crate::domain::misfire::{Decision, Fire, SkipReason, catch_up_times, decide}
 use crate::domain::run::{RunStatus, RunTrigger, TaskStatus};
 use crate::domain::task::NonRetryable;
 use crate::domain::trigger::Cadence;
+use crate::store::flow::Grant;
 use crate::store::runs::{NewRun, NewTask};
-use crate::store::{ActivityStore, RunStore};
+use crate::store::{ActivityStore, FlowStore, RunStore};
+
+/// How many queued runs an ended run wakes: the head, and a few behind it
+/// in case the head was granted already or the limit has room for more.
+const WAKE_HEADS: i64 = 3;
 
 pub struct ExecutionActivities {
     pub activities: ActivityStore,
     pub runs: RunStore,
+    pub flow: FlowStore,
+    /// To wake queued runs when a slot frees.
+    pub gateway: Arc<super::TemporalGateway>,
     pub http: reqwest::Client,
     pub allow_internal_webhooks: bool,
     #[cfg(feature = "fault-injection")]
@@ -30,6 +38,28 @@ pub struct ExecutionActivities {
 }
 
 impl ExecutionActivities {
+    /// After a flow-controlled run ended (its slot freed in the same
+    /// commit), signals the first runs queued for its key to ask for it now.
+    /// Best effort: a queued run also asks again when its wait ends.
+    async fn wake_queue(&self, run_id: uuid::Uuid) {
+        let heads = match self.flow.heads_after(run_id, WAKE_HEADS).await {
+            Ok(heads) => heads,
+            Err(err) => {
+                tracing::debug!(error = %err, "could not read the queue to wake");
+                return;
+            }
+        };
+        for workflow_id in heads {
+            if let Err(err) = self
+                .gateway
+                .signal_workflow(&workflow_id, super::workflows::SLOT_FREE_SIGNAL)
+                .await
+            {
+                tracing::debug!(error = %err, %workflow_id, "could not wake a queued run");
+            }
+        }
+    }
+
     /// Whether an injected failure hits this `log_run` (tests only).
     fn log_run_fails_after_insert(&self) -> bool {
         #[cfg(feature = "fault-injection")]
@@ -137,14 +167,16 @@ impl ExecutionActivities {
                 Cadence::Cron { .. } => RunTrigger::Cron,
                 Cadence::Interval { .. } => RunTrigger::Interval,
             };
+            let requested = self
+                .runs
+                .requested(activity.id, input.scheduled_for)
+                .await?;
             let fire = Fire {
                 scheduled_for: input.scheduled_for,
                 now: chrono::Utc::now(),
                 last_window_end: self.runs.last_window_end(activity.id).await?,
-                requested: self
-                    .runs
-                    .is_requested(activity.id, input.scheduled_for)
-                    .await?,
+                requested: requested.is_some(),
+                requested_window_start: requested.flatten(),
             };
             let run_at = |scheduled_for, window_start| RunInput {
                 activity_id: activity.id,
@@ -246,6 +278,15 @@ impl ExecutionActivities {
                 "window": {"start": run.window_start, "end": run.window_end},
                 "event": run.event,
             });
+            let gate = definition
+                .flow
+                .as_ref()
+                .and_then(|f| f.concurrency.as_ref())
+                .map(|c| FlowGate {
+                    key: c.key_of(run.event.as_ref()),
+                    limit: c.limit,
+                    on_limit: c.on_limit,
+                });
             self.runs
                 .insert_run(&NewRun {
                     run_id: input.run_id,
@@ -259,6 +300,7 @@ impl ExecutionActivities {
                     definition_version: run.definition_version,
                     context: &context,
                     tasks_total: definition.tasks.len() as i32,
+                    queued: gate.is_some(),
                 })
                 .await?;
             let attempt = self.runs.current_attempt(input.run_id).await?;
@@ -282,6 +324,69 @@ impl ExecutionActivities {
                 run: run_json,
                 context,
                 attempt: attempt.max(1) as u32,
+                gate,
+            })
+        })
+        .await
+    }
+
+    /// Asks for the run's concurrency slot (`store::flow` says why the
+    /// limit is exact). Idempotent: a retry after a grant finds the slot.
+    #[activity(name = "acquire_slot")]
+    pub async fn acquire_slot(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: AcquireSlotInput,
+    ) -> Result<SlotGrant, ActivityError> {
+        let attempt = activity_span(&ctx, Some(input.run_id));
+        traced(attempt, async move {
+            let gate = &input.gate;
+            let grant = self
+                .flow
+                .acquire(
+                    input.run_id,
+                    input.activity_id,
+                    &gate.key,
+                    gate.limit,
+                    gate.on_limit,
+                )
+                .await?;
+            Ok(match grant {
+                Grant::Acquired => SlotGrant::Acquired,
+                Grant::Waiting => SlotGrant::Waiting,
+                Grant::Ended => SlotGrant::Ended,
+                Grant::Skipped => {
+                    crate::metrics::RUNS
+                        .with_label_values(&[
+                            &crate::metrics::activity_label(&input.activity_id),
+                            RunStatus::Skipped.as_str(),
+                        ])
+                        .inc();
+                    SlotGrant::Skipped
+                }
+                // The oldest run of the key is asked to cancel, as
+                // `POST /v1/runs/{id}/cancel` asks (recorded on its row, then
+                // Temporal); its ending frees the slot and wakes this run,
+                // first in the queue. Asking again on a later poll is a no-op.
+                Grant::CancelOldest { run_id: oldest } => {
+                    let reason = format!(
+                        "cancel_oldest: run {} of key `{}` takes its slot",
+                        input.run_id, gate.key
+                    );
+                    if self
+                        .runs
+                        .request_cancel(oldest, Some(&reason), None, false)
+                        .await?
+                        .is_some()
+                    {
+                        let (run, _) = self.runs.get_run(oldest).await?;
+                        self.gateway
+                            .cancel_workflow(&run.workflow_id, &reason)
+                            .await
+                            .map_err(|e| anyhow::anyhow!("cancel the oldest run: {e}"))?;
+                    }
+                    SlotGrant::Waiting
+                }
             })
         })
         .await
@@ -458,6 +563,9 @@ impl ExecutionActivities {
                     input.failed as i32,
                 )
                 .await?;
+            if ended.is_some() {
+                self.wake_queue(input.run_id).await;
+            }
             if let Some(activity_id) = ended {
                 tracing::info!(%activity_id, status = status.as_str(), "run finished");
                 crate::metrics::RUNS

@@ -27,6 +27,8 @@ use tokio::sync::Mutex;
 use tonic::{Code, IntoRequest};
 use url::Url;
 
+mod flow;
+
 use super::messages::RunInput;
 use super::translate::{DesiredSchedule, action_spec_hash, json_payload};
 use super::workflows::RUN_WORKFLOW_TYPE;

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::domain::flow::OnLimit;
 use crate::domain::run::RunStatus;
 
 /// The launcher asks what to run for one nominal time.
@@ -53,10 +54,44 @@ pub struct LoggedRun {
     pub tasks: Vec<TaskSpecMessage>,
     pub run: serde_json::Value,
     pub context: serde_json::Value,
+    /// Set when the definition has `flow.concurrency`: the run is `queued`
+    /// and must hold a slot of this key before its tasks run. Absent in
+    /// histories from before flow control, which then run as they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<FlowGate>,
     /// The run's attempt: 1, or more for a retry (issue 13). Absent in
     /// histories from before retries, which were all first attempts.
     #[serde(default = "first_attempt")]
     pub attempt: u32,
+}
+
+/// The concurrency slot a run must hold before it runs its tasks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowGate {
+    pub key: String,
+    pub limit: u32,
+    pub on_limit: OnLimit,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AcquireSlotInput {
+    pub run_id: Uuid,
+    pub activity_id: Uuid,
+    pub gate: FlowGate,
+}
+
+/// What asking for a slot gave the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlotGrant {
+    /// It holds a slot and is `running`: run the tasks.
+    Acquired,
+    /// Still `queued`: wait, then ask again.
+    Waiting,
+    /// Recorded `skipped` (`concurrency_limit`): nothing to run.
+    Skipped,
+    /// The run ended while queued (cancelled): nothing to run.
+    Ended,
 }
 
 fn first_attempt() -> u32 {

@@ -310,6 +310,7 @@ mod tests {
                 dedupe_key_strategy: None,
                 alerts: None,
                 notify: vec![],
+                flow: None,
             },
             paused: false,
             pause_note: None,

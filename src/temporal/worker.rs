@@ -6,6 +6,7 @@
 //! after a fatal poll error, and on stop lets in-flight tasks finish (or hands
 //! them back to the server) before it returns.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -16,7 +17,7 @@ use super::activities::ExecutionActivities;
 use super::notify::{DeliverNotificationWorkflow, NotifyActivities};
 use super::workflows::{LaunchScheduledRunWorkflow, RunActivityWorkflow, TaskInstanceWorkflow};
 use super::{TemporalGateway, TemporalSettings};
-use crate::store::{ActivityStore, NotificationStore, RunStore};
+use crate::store::{ActivityStore, FlowStore, NotificationStore, RunStore};
 
 #[derive(Clone)]
 pub struct WorkerConfig {
@@ -107,7 +108,7 @@ async fn run_loop(config: WorkerConfig, mut stop: oneshot::Receiver<()>) {
         .max_connections(config.db_max_connections)
         .acquire_timeout(Duration::from_secs(5))
         .connect_lazy_with(config.database.clone());
-    let gateway = TemporalGateway::new(config.temporal.clone());
+    let gateway = Arc::new(TemporalGateway::new(config.temporal.clone()));
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -130,6 +131,8 @@ async fn run_loop(config: WorkerConfig, mut stop: oneshot::Receiver<()>) {
         let activities = ExecutionActivities {
             activities: ActivityStore::new(pool.clone()),
             runs: RunStore::new(pool.clone()),
+            flow: FlowStore::new(pool.clone()),
+            gateway: gateway.clone(),
             http: http.clone(),
             allow_internal_webhooks: config.allow_internal_webhooks,
             #[cfg(feature = "fault-injection")]

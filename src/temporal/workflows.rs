@@ -10,10 +10,11 @@ use temporalio_common::data_converters::RawValue;
 use temporalio_common::error::ApplicationFailure;
 use temporalio_common::search_attributes::{SearchAttributeKey, Timestamp};
 use temporalio_macros::{workflow, workflow_methods};
+use temporalio_sdk::workflows::select;
 use temporalio_sdk::{
     ActivityOptions, ChildWorkflowOptions, ChildWorkflowStartError, ParentClosePolicy,
-    StartChildWorkflowExecutionFailedCause, WorkflowCancellationToken, WorkflowContext,
-    WorkflowIdReusePolicy, WorkflowResult, WorkflowTermination,
+    StartChildWorkflowExecutionFailedCause, SyncWorkflowContext, WorkflowCancellationToken,
+    WorkflowContext, WorkflowIdReusePolicy, WorkflowResult, WorkflowTermination,
 };
 use uuid::Uuid;
 
@@ -203,10 +204,22 @@ impl LaunchScheduledRunWorkflow {
 /// One execution of an activity for one trigger occurrence.
 #[workflow]
 #[derive(Default)]
-pub struct RunActivityWorkflow;
+pub struct RunActivityWorkflow {
+    /// `flow_slot_free` signals received: a queued run asks for its slot
+    /// again at once instead of at the end of its wait.
+    slot_wakes: u32,
+}
+
+/// The signal a run that frees a concurrency slot sends the head of its queue.
+pub const SLOT_FREE_SIGNAL: &str = "flow_slot_free";
 
 #[workflow_methods]
 impl RunActivityWorkflow {
+    #[signal(name = "flow_slot_free")]
+    fn slot_free(&mut self, _ctx: &mut SyncWorkflowContext<Self>) {
+        self.slot_wakes += 1;
+    }
+
     #[run(name = "RunActivityWorkflow")]
     pub async fn run(
         ctx: &mut WorkflowContext<Self>,
@@ -214,6 +227,7 @@ impl RunActivityWorkflow {
     ) -> WorkflowResult<RunSummary> {
         let workflow_id = ctx.workflow_id().to_owned();
         let run_id = ids::run_id(&workflow_id);
+        let input_activity = input.activity_id;
         let logged = ctx
             .execute_activity(
                 ExecutionActivities::log_run,
@@ -225,6 +239,15 @@ impl RunActivityWorkflow {
                 bookkeeping(),
             )
             .await?;
+        if let Some(gate) = &logged.gate {
+            match wait_for_slot(ctx, run_id, input_activity, gate).await? {
+                SlotGrant::Acquired | SlotGrant::Waiting => {}
+                // Recorded `skipped`, or ended (cancelled) while queued: the
+                // row says so already; no task ran.
+                SlotGrant::Skipped => return Ok(not_run(run_id, RunStatus::Skipped)),
+                SlotGrant::Ended => return Ok(not_run(run_id, RunStatus::Cancelled)),
+            }
+        }
         let (mut succeeded, mut failed, mut error) = (0u32, 0u32, None);
         // The index of the first task a cancellation left unfinished.
         let mut cancelled_from = None;
@@ -373,6 +396,65 @@ impl RunActivityWorkflow {
             status,
             error,
         })
+    }
+}
+
+/// How long a queued run waits before it asks for a slot again, unless a
+/// `flow_slot_free` signal wakes it first: from the first wait, doubling, at
+/// most the last. Timers and signals, not a polling activity, so queued runs
+/// hold no worker slot; the timer only covers slots freed without a signal
+/// (a cancel or terminate through the API, a recovered slot).
+const SLOT_WAITS: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(30));
+
+/// Asks for the run's concurrency slot until it has one, or the run is not
+/// to run. A cancellation while queued returns `Waiting`: the caller's task
+/// loop then sees the cancellation before its first task and records it.
+async fn wait_for_slot(
+    ctx: &mut WorkflowContext<RunActivityWorkflow>,
+    run_id: Uuid,
+    activity_id: Uuid,
+    gate: &FlowGate,
+) -> WorkflowResult<SlotGrant> {
+    let mut wait = SLOT_WAITS.0;
+    loop {
+        let grant = match ctx
+            .execute_activity(
+                ExecutionActivities::acquire_slot,
+                AcquireSlotInput {
+                    run_id,
+                    activity_id,
+                    gate: gate.clone(),
+                },
+                bookkeeping(),
+            )
+            .await
+        {
+            Ok(grant) => grant,
+            // Cancelled while asking: whatever the request did, the run
+            // ends `cancelled` (which frees a slot it may have got).
+            Err(_) if ctx.cancellation_token().is_cancelled() => return Ok(SlotGrant::Waiting),
+            Err(err) => return Err(err.into()),
+        };
+        if grant != SlotGrant::Waiting {
+            return Ok(grant);
+        }
+        let seen = ctx.state(|s| s.slot_wakes);
+        select! {
+            _ = ctx.timer(wait) => {}
+            _ = ctx.wait_condition(|s| s.slot_wakes > seen) => {}
+        };
+        if ctx.cancellation_token().is_cancelled() {
+            return Ok(SlotGrant::Waiting);
+        }
+        wait = (wait * 2).min(SLOT_WAITS.1);
+    }
+}
+
+fn not_run(run_id: Uuid, status: RunStatus) -> RunSummary {
+    RunSummary {
+        run_id,
+        status,
+        error: None,
     }
 }
 

@@ -9,13 +9,14 @@
 
 mod app;
 mod catchup;
+mod flow_sink;
 mod serve;
 mod sink;
 mod temporal;
 
 // Each test binary uses some of these.
 #[allow(unused_imports)]
-pub use {app::*, catchup::*, serve::*, sink::*, temporal::*};
+pub use {app::*, catchup::*, flow_sink::*, serve::*, sink::*, temporal::*};
 
 use std::time::{Duration, Instant};
 

@@ -12,10 +12,9 @@ use super::activities::{Activities, SyncOutcome};
 use super::{Error, Result};
 use crate::domain::activity::Activity;
 use crate::domain::ids;
-use crate::domain::misfire::split_missed;
 use crate::domain::run::{Run, RunTrigger};
 use crate::domain::timeline::{
-    History, TimeAction, TimelineReason, TimelineStatus, reason_without_run,
+    History, TimeAction, TimelineReason, TimelineStatus, reason_without_run, skipped_by_span,
 };
 use crate::domain::trigger::{Cadence, ScheduledTrigger};
 use crate::domain::window::nominal_times_between;
@@ -39,12 +38,13 @@ pub struct TimeOutcome {
     pub reason: Option<TimelineReason>,
 }
 
-/// A pause or a resume, and (for a resume) what became of the missed times.
+/// A pause or a resume, and (for a resume of a pause) what became of the
+/// missed times.
 #[derive(Debug, Clone)]
 pub struct PauseOutcome {
     pub activity: Activity,
     pub sync: SyncOutcome,
-    pub missed: Vec<TimeOutcome>,
+    pub missed: Option<MissedTimes>,
 }
 
 /// One nominal time and what became of it.
@@ -60,10 +60,15 @@ pub struct TimelineEntry {
     pub attempts: Option<i32>,
 }
 
+mod resume;
+pub use resume::{MissedTimes, SkippedTimes};
+
 #[derive(Clone)]
 pub struct Schedules {
     activities: Activities,
     runs: RunStore,
+    #[cfg(feature = "fault-injection")]
+    pub faults: std::sync::Arc<crate::faults::Faults>,
 }
 
 fn scheduled(activity: &Activity) -> Result<&ScheduledTrigger> {
@@ -120,7 +125,12 @@ fn executed_times(runs: Vec<Run>) -> HashSet<DateTime<Utc>> {
 
 impl Schedules {
     pub fn new(activities: Activities, runs: RunStore) -> Self {
-        Self { activities, runs }
+        Self {
+            activities,
+            runs,
+            #[cfg(feature = "fault-injection")]
+            faults: Default::default(),
+        }
     }
 
     /// Pauses the schedule. Fires while paused are dropped by Temporal;
@@ -130,28 +140,7 @@ impl Schedules {
         Ok(PauseOutcome {
             activity,
             sync,
-            missed: vec![],
-        })
-    }
-
-    /// Resumes the schedule and applies the misfire policy to the nominal
-    /// times missed while paused: `skip` runs none, `catchup` the most
-    /// recent `catchup_limit`, `compress` one for the latest with a window
-    /// widened over the whole pause.
-    pub async fn resume(&self, id: Uuid, note: Option<&str>) -> Result<PauseOutcome> {
-        // The instant before the schedule is unpaused: a time after it may be
-        // fired by Temporal itself, so it is not one this resume accounts for.
-        let now = Utc::now();
-        let (activity, paused_since, sync) = self.set_paused(id, false, note).await?;
-        let trigger = scheduled(&activity)?;
-        let missed = match paused_since {
-            Some(since) => self.decide_missed(&activity, trigger, since, now).await?,
-            None => vec![],
-        };
-        Ok(PauseOutcome {
-            activity,
-            sync,
-            missed,
+            missed: None,
         })
     }
 
@@ -173,73 +162,16 @@ impl Schedules {
             self.activities.store().set_paused(id, paused, note).await,
             "activity",
         )?;
-        let sync = self.activities.sync(&activity).await?;
-        Ok((activity, paused_since, sync))
-    }
-
-    /// The times in `(since, now]` that did not run, split by the policy.
-    async fn decide_missed(
-        &self,
-        activity: &Activity,
-        trigger: &ScheduledTrigger,
-        since: DateTime<Utc>,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<TimeOutcome>> {
-        let id = activity.id;
-        // The schedule's own matching times; our own computation if Temporal
-        // cannot say (it is the same spec).
-        let times = match self
-            .activities
-            .gateway()
-            .matching_times(&ids::schedule_id(id), since, now)
-            .await
-        {
-            Ok(times) => times,
-            Err(_) => nominal_times_between(&trigger.cadence, since, now, 100_000),
-        };
-        // A time fired in the moment before the pause took effect has run:
-        // it was not missed.
-        let ran = executed_times(
-            self.runs
-                .scheduled_between(id, since, now + chrono::Duration::seconds(1))
-                .await?,
-        );
-        let times: Vec<DateTime<Utc>> = times
-            .into_iter()
-            .filter(|t| *t > since && *t <= now && !ran.contains(t))
-            .collect();
-        let split = split_missed(trigger, &times);
-        let mut outcomes = Vec::with_capacity(times.len());
-        for t in split.skipped {
-            let workflow_id = ids::scheduled_run_workflow_id(id, *t);
-            if let Some(reason) = split.reason {
-                self.runs
-                    .insert_skipped(
-                        ids::run_id(&workflow_id),
-                        id,
-                        &workflow_id,
-                        run_trigger(trigger),
-                        *t,
-                        reason,
-                        activity.version,
-                    )
-                    .await?;
-            }
-            outcomes.push(TimeOutcome {
-                scheduled_for: *t,
-                workflow_id,
-                action: TimeAction::Skipped,
-                reason: Some(split.reason.map_or(TimelineReason::Paused, Into::into)),
-            });
+        #[cfg(feature = "fault-injection")]
+        if !paused {
+            crate::faults::delay(&self.faults.delay_before_unpause_ms).await;
         }
-        let action = self.request_backfill(id, split.run).await?;
-        outcomes.extend(split.run.iter().map(|t| TimeOutcome {
-            scheduled_for: *t,
-            workflow_id: ids::scheduled_run_workflow_id(id, *t),
-            action,
-            reason: None,
-        }));
-        Ok(outcomes)
+        let sync = self.activities.sync(&activity).await?;
+        #[cfg(feature = "fault-injection")]
+        if !paused {
+            crate::faults::delay(&self.faults.delay_after_unpause_ms).await;
+        }
+        Ok((activity, paused_since, sync))
     }
 
     /// Runs every nominal time in `[start, end)` that has not run yet (at
@@ -259,7 +191,7 @@ impl Schedules {
         let ran = executed_times(self.runs.scheduled_between(id, start, end).await?);
         let (done, todo): (Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) =
             times.iter().partition(|t| ran.contains(t));
-        let action = self.request_backfill(id, &todo).await?;
+        let action = self.request_backfill(id, &todo, None).await?;
         let outcome = |t: &DateTime<Utc>, action| TimeOutcome {
             scheduled_for: *t,
             workflow_id: ids::scheduled_run_workflow_id(id, *t),
@@ -279,11 +211,22 @@ impl Schedules {
     /// `Backfilled` when Temporal accepted, `Pending` when it could not be
     /// reached (the request stays recorded and the reconciler dispatches it
     /// when Temporal returns). A refusal is an error.
-    async fn request_backfill(&self, id: Uuid, times: &[DateTime<Utc>]) -> Result<TimeAction> {
+    async fn request_backfill(
+        &self,
+        id: Uuid,
+        times: &[DateTime<Utc>],
+        window: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    ) -> Result<TimeAction> {
         if times.is_empty() {
             return Ok(TimeAction::Backfilled);
         }
         self.runs.request_times(id, times).await?;
+        // Before Temporal hears of it: the launcher reads the window.
+        if let Some((time, window_start)) = window {
+            self.runs
+                .set_requested_window(id, time, window_start)
+                .await?;
+        }
         match self
             .activities
             .gateway()
@@ -373,6 +316,7 @@ impl Schedules {
             .into_iter()
             .filter_map(|r| r.scheduled_for.map(|t| (t, r)))
             .collect();
+        let spans = self.runs.skipped_spans(id, from, to).await?;
         let store = self.activities.store();
         let pauses = store.pauses(id).await?;
         let outages = store.temporal_outages(from, to).await?;
@@ -398,13 +342,23 @@ impl Schedules {
                         reason: run.skip_reason.map(Into::into),
                         attempts: run.executed().then_some(run.attempt),
                     },
-                    None => TimelineEntry {
-                        scheduled_for: t,
-                        workflow_id,
-                        run_id: None,
-                        status: TimelineStatus::None,
-                        reason: Some(reason_without_run(t, &history)),
-                        attempts: None,
+                    None => match skipped_by_span(t, &spans) {
+                        Some(reason) => TimelineEntry {
+                            scheduled_for: t,
+                            workflow_id,
+                            run_id: None,
+                            status: TimelineStatus::Skipped,
+                            reason: Some(reason.into()),
+                            attempts: None,
+                        },
+                        None => TimelineEntry {
+                            scheduled_for: t,
+                            workflow_id,
+                            run_id: None,
+                            status: TimelineStatus::None,
+                            reason: Some(reason_without_run(t, &history)),
+                            attempts: None,
+                        },
                     },
                 }
             })
@@ -444,6 +398,7 @@ mod tests {
             created_at: at(0),
             attempt: 1,
             cancellation: None,
+            flow: None,
         };
         let ran = executed_times(vec![
             run(1, RunStatus::Succeeded),

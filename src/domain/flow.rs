@@ -1,0 +1,223 @@
+//! Flow control of an activity's runs (issue 14): how many may run at once,
+//! per key, and what a run that finds the limit reached does. Pure: the
+//! slot bookkeeping itself lives in PostgreSQL (`store::flow`), which asks
+//! [`admit`] what to do with the facts it read under its lock.
+
+use serde::{Deserialize, Serialize};
+
+named_enum! {
+    /// What a run does when its key already has `limit` runs running.
+    pub enum OnLimit ("on_limit") {
+        /// Wait, status `queued`, first in first out per key; start as soon
+        /// as a slot frees.
+        Queue = "queue",
+        /// Do not run: recorded `skipped`, reason `concurrency_limit`.
+        Skip = "skip",
+        /// Cancel the oldest running run of the key, then start.
+        CancelOldest = "cancel_oldest",
+    }
+}
+
+/// The largest concurrency `limit` accepted.
+pub const MAX_LIMIT: u32 = 1000;
+/// The longest `key` accepted, in characters.
+pub const MAX_KEY_LEN: usize = 200;
+
+/// What groups runs for a limit: a JSON pointer into the run's event
+/// (`/payload/customer`), or a constant (every run shares it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct FlowKey(String);
+
+impl FlowKey {
+    /// A key as written: a string starting with `/` is a JSON pointer
+    /// (RFC 6901: `~` only as `~0` or `~1`), anything else a constant.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text.chars().count() > MAX_KEY_LEN {
+            return Err(format!("must be at most {MAX_KEY_LEN} characters"));
+        }
+        if text.chars().any(char::is_control) {
+            return Err("must not contain control characters".into());
+        }
+        if text.starts_with('/') {
+            let mut chars = text.chars();
+            while let Some(c) = chars.next() {
+                if c == '~' && !matches!(chars.next(), Some('0' | '1')) {
+                    return Err(format!(
+                        "`{text}` is not a JSON pointer: `~` must be followed by 0 or 1"
+                    ));
+                }
+            }
+        }
+        Ok(Self(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The key of one run. A pointer is looked up in the run's event
+    /// (`{event_id, event_type, source, occurred_at, payload}`): a string
+    /// value is the key as is, any other value its JSON text; a pointer
+    /// that finds nothing (or a run without an event: schedule, manual)
+    /// gives the empty key, which such runs share.
+    pub fn resolve(&self, event: Option<&serde_json::Value>) -> String {
+        if !self.0.starts_with('/') {
+            return self.0.clone();
+        }
+        match event.and_then(|e| e.pointer(&self.0)) {
+            None | Some(serde_json::Value::Null) => String::new(),
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+        }
+    }
+}
+
+/// `concurrency`: at most `limit` runs running at once per key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Concurrency {
+    pub limit: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<FlowKey>,
+    pub on_limit: OnLimit,
+}
+
+impl Concurrency {
+    /// The key of one run; without `key`, every run of the activity shares one.
+    pub fn key_of(&self, event: Option<&serde_json::Value>) -> String {
+        self.key
+            .as_ref()
+            .map(|k| k.resolve(event))
+            .unwrap_or_default()
+    }
+}
+
+/// An activity's flow control; every part optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flow {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<Concurrency>,
+}
+
+impl Flow {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// Slots in use and runs queued for one key, as the slot table holds them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyUsage {
+    pub key: String,
+    pub in_use: i64,
+    pub queued: i64,
+}
+
+/// What the slot table held for one (activity, key) when a run asked, read
+/// under the key's lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotFacts {
+    pub limit: u32,
+    /// Slots held by runs that have not ended.
+    pub held: u32,
+    /// Runs queued before this one for the same key.
+    pub ahead: u32,
+}
+
+/// What a run asking for a slot does now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Take a slot and run.
+    Acquire,
+    /// Stay queued and ask again later.
+    Wait,
+    /// Do not run (`on_limit: skip`).
+    Skip,
+    /// Cancel the oldest running run of the key, stay first in the queue and
+    /// ask again: its slot is this run's once it has ended.
+    CancelOldest,
+}
+
+/// The decision: a run starts only when a slot is free for it after every
+/// run queued ahead of it took one (FIFO), so the slots held never exceed
+/// `limit`.
+pub fn admit(facts: SlotFacts, on_limit: OnLimit) -> Admission {
+    let free = facts.limit.saturating_sub(facts.held);
+    if facts.ahead < free {
+        return Admission::Acquire;
+    }
+    match on_limit {
+        OnLimit::Queue => Admission::Wait,
+        // Nothing waits under `skip`; a run that finds no free slot is not run.
+        OnLimit::Skip => Admission::Skip,
+        // Only the first in line cancels: later ones wait for their turn, so
+        // one burst cancels one run per arrival that finds the key full, not more.
+        OnLimit::CancelOldest if facts.ahead == 0 && facts.held >= facts.limit => {
+            Admission::CancelOldest
+        }
+        OnLimit::CancelOldest => Admission::Wait,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn facts(limit: u32, held: u32, ahead: u32) -> SlotFacts {
+        SlotFacts { limit, held, ahead }
+    }
+
+    #[test]
+    fn admission_table() {
+        use Admission::*;
+        use OnLimit::{CancelOldest as Cancel, Queue, Skip as SkipIt};
+        let cases = [
+            // (limit, held, ahead, on_limit) => decision
+            ((2, 0, 0, Queue), Acquire),
+            ((2, 1, 0, Queue), Acquire),
+            ((2, 1, 1, Queue), Wait), // one free slot, and the run ahead gets it
+            ((2, 0, 1, Queue), Acquire), // two free: the second in line runs too
+            ((2, 0, 2, Queue), Wait),
+            ((2, 2, 0, Queue), Wait),
+            ((1, 3, 0, Queue), Wait), // over the limit after a lowered limit
+            ((1000, 999, 0, Queue), Acquire),
+            ((2, 2, 0, SkipIt), Skip),
+            ((2, 1, 0, SkipIt), Acquire),
+            ((2, 2, 0, Cancel), CancelOldest),
+            ((2, 2, 1, Cancel), Wait), // only the head of the queue cancels
+            ((2, 1, 0, Cancel), Acquire),
+        ];
+        for ((limit, held, ahead, on_limit), want) in cases {
+            assert_eq!(
+                admit(facts(limit, held, ahead), on_limit),
+                want,
+                "limit {limit} held {held} ahead {ahead} {on_limit}"
+            );
+        }
+    }
+
+    #[test]
+    fn keys_resolve_from_the_event() {
+        let event = json!({"event_id": "e1", "payload": {"customer": "c-7", "n": 3, "a/b": "x", "nil": null}});
+        let key = |k: &str| FlowKey::parse(k).unwrap();
+        assert_eq!(key("/payload/customer").resolve(Some(&event)), "c-7");
+        assert_eq!(key("/payload/n").resolve(Some(&event)), "3");
+        assert_eq!(key("/payload/a~1b").resolve(Some(&event)), "x");
+        assert_eq!(key("/payload/nil").resolve(Some(&event)), "");
+        assert_eq!(key("/payload/missing").resolve(Some(&event)), "");
+        assert_eq!(key("/payload/customer").resolve(None), "");
+        assert_eq!(key("nightly").resolve(Some(&event)), "nightly");
+        assert_eq!(key("nightly").resolve(None), "nightly");
+    }
+
+    #[test]
+    fn key_syntax() {
+        assert!(FlowKey::parse("/payload/a~0b~1c").is_ok());
+        assert!(FlowKey::parse("/payload/a~2").is_err());
+        assert!(FlowKey::parse("/payload/a~").is_err());
+        assert!(FlowKey::parse("const~").is_ok()); // a constant, not a pointer
+        assert!(FlowKey::parse(&"k".repeat(MAX_KEY_LEN + 1)).is_err());
+        assert!(FlowKey::parse("a\u{0}b").is_err());
+    }
+}

@@ -1,0 +1,264 @@
+//! Concurrency slots of flow-controlled activities (issue 14), in
+//! PostgreSQL so that one limit holds across every API replica and worker.
+//!
+//! Why the limit is exact: every grant for one (activity, key) happens in a
+//! transaction holding that key's advisory lock, which counts the slots held
+//! and takes one only if `domain::flow::admit` says a slot is free for this
+//! run; a slot row goes away only in the transaction that ends its run (a
+//! trigger on `activity_runs.status`) or, for a run whose workflow Temporal
+//! reports closed or unknown, in the recovery pass. A retried grant finds
+//! its own slot. So at no commit do more than `limit` runs of a key hold a
+//! slot, and a run starts its tasks only after its grant committed.
+
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use super::StoreResult;
+use crate::domain::flow::{Admission, KeyUsage, OnLimit, SlotFacts, admit};
+
+/// Separates these advisory locks from the other users of advisory locks.
+const LOCK_CLASS: i32 = 0x0f10_0014;
+
+/// What a run asking for a slot got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grant {
+    /// It holds a slot and is `running`.
+    Acquired,
+    /// It is `queued`; ask again later.
+    Waiting,
+    /// It was recorded `skipped` (`concurrency_limit`).
+    Skipped,
+    /// The key is full: cancel this run (the oldest holding a slot), then ask again.
+    CancelOldest { run_id: Uuid },
+    /// The run has ended already (cancelled while queued): nothing to run.
+    Ended,
+}
+
+#[derive(Clone)]
+pub struct FlowStore {
+    pool: PgPool,
+}
+
+impl FlowStore {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    /// Asks for a slot for `run_id` under its key: joins the key's queue on
+    /// the first call, and takes a slot when [`admit`] says so.
+    pub async fn acquire(
+        &self,
+        run_id: Uuid,
+        activity_id: Uuid,
+        key: &str,
+        limit: u32,
+        on_limit: OnLimit,
+    ) -> StoreResult<Grant> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+            .bind(LOCK_CLASS)
+            .bind(format!("{activity_id}/{key}"))
+            .execute(&mut *tx)
+            .await?;
+        let status: Option<(String,)> =
+            sqlx::query_as("SELECT status FROM activity_runs WHERE run_id = $1 FOR UPDATE")
+                .bind(run_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        match status.as_ref().map(|s| s.0.as_str()) {
+            Some("queued") => {}
+            Some("running") => {
+                let held: Option<(bool,)> = sqlx::query_as(
+                    "SELECT acquired_at IS NOT NULL FROM flow_slots WHERE run_id = $1",
+                )
+                .bind(run_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if held.is_some_and(|h| h.0) {
+                    // Granted before: to a retried request, or together
+                    // with a run behind it in the queue.
+                    tx.commit().await?;
+                    return Ok(Grant::Acquired);
+                }
+                // Running without a slot: a retry of an ended run (issue 13)
+                // moved it to `running`. It queues like any other run.
+                sqlx::query(
+                    "UPDATE activity_runs SET status = 'queued', started_at = NULL WHERE run_id = $1",
+                )
+                .bind(run_id)
+                .execute(&mut *tx)
+                .await?;
+            }
+            _ => {
+                tx.commit().await?;
+                return Ok(Grant::Ended);
+            }
+        }
+        let joined = sqlx::query(
+            "INSERT INTO flow_slots (run_id, activity_id, flow_key) VALUES ($1, $2, $3)
+             ON CONFLICT (run_id) DO NOTHING",
+        )
+        .bind(run_id)
+        .bind(activity_id)
+        .bind(key)
+        .execute(&mut *tx)
+        .await?;
+        if joined.rows_affected() == 1 {
+            sqlx::query(
+                "UPDATE activity_runs SET queued_at = clock_timestamp(), flow_key = $2
+                 WHERE run_id = $1",
+            )
+            .bind(run_id)
+            .bind(key)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let held: (i64,) = sqlx::query_as(
+            "SELECT count(*) FROM flow_slots
+              WHERE activity_id = $1 AND flow_key = $2 AND acquired_at IS NOT NULL",
+        )
+        .bind(activity_id)
+        .bind(key)
+        .fetch_one(&mut *tx)
+        .await?;
+        let held = held.0.clamp(0, i64::from(u32::MAX)) as u32;
+        // The queue, head first, as far as this run.
+        let waiting: Vec<(Uuid,)> = sqlx::query_as(
+            "SELECT run_id FROM flow_slots
+              WHERE activity_id = $1 AND flow_key = $2 AND acquired_at IS NULL
+                AND seq <= (SELECT seq FROM flow_slots WHERE run_id = $3)
+              ORDER BY seq",
+        )
+        .bind(activity_id)
+        .bind(key)
+        .bind(run_id)
+        .fetch_all(&mut *tx)
+        .await?;
+        let ahead = waiting.len().saturating_sub(1).min(u32::MAX as usize) as u32;
+        let facts = SlotFacts { limit, held, ahead };
+        let grant = match admit(facts, on_limit) {
+            Admission::Acquire => {
+                // The free slots go to the head of the queue in order, this
+                // run's and those ahead of it (whose workflows find them
+                // granted when they ask next): a slot is never handed past
+                // an earlier run, so the queue is first in first out.
+                for (waiting_run,) in &waiting {
+                    sqlx::query(
+                        "UPDATE flow_slots SET acquired_at = clock_timestamp() WHERE run_id = $1",
+                    )
+                    .bind(waiting_run)
+                    .execute(&mut *tx)
+                    .await?;
+                    sqlx::query(
+                        "UPDATE activity_runs SET status = 'running', started_at = clock_timestamp()
+                         WHERE run_id = $1 AND status = 'queued'",
+                    )
+                    .bind(waiting_run)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                Grant::Acquired
+            }
+            Admission::Wait => Grant::Waiting,
+            Admission::Skip => {
+                // The trigger on status removes its queue row.
+                sqlx::query(
+                    "UPDATE activity_runs SET status = 'skipped', skip_reason = 'concurrency_limit',
+                         finished_at = now()
+                     WHERE run_id = $1 AND status = 'queued'",
+                )
+                .bind(run_id)
+                .execute(&mut *tx)
+                .await?;
+                Grant::Skipped
+            }
+            Admission::CancelOldest => {
+                let oldest: Option<(Uuid,)> = sqlx::query_as(
+                    "SELECT run_id FROM flow_slots
+                      WHERE activity_id = $1 AND flow_key = $2 AND acquired_at IS NOT NULL
+                      ORDER BY acquired_at, seq LIMIT 1",
+                )
+                .bind(activity_id)
+                .bind(key)
+                .fetch_optional(&mut *tx)
+                .await?;
+                match oldest {
+                    Some((run_id,)) => Grant::CancelOldest { run_id },
+                    None => Grant::Waiting,
+                }
+            }
+        };
+        tx.commit().await?;
+        Ok(grant)
+    }
+
+    /// Slots in use and queue length per key of one activity, busiest first.
+    pub async fn usage(&self, activity_id: Uuid) -> StoreResult<Vec<KeyUsage>> {
+        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
+            "SELECT flow_key AS key, count(acquired_at) AS in_use,
+                    count(*) - count(acquired_at) AS queued
+               FROM flow_slots WHERE activity_id = $1
+              GROUP BY flow_key ORDER BY count(*) DESC, flow_key LIMIT 100",
+        )
+        .bind(activity_id)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(key, in_use, queued)| KeyUsage {
+                key,
+                in_use,
+                queued,
+            })
+            .collect())
+    }
+
+    /// Queued runs per activity, for `/metrics`.
+    pub async fn queued_per_activity(&self) -> StoreResult<Vec<(Uuid, i64)>> {
+        Ok(sqlx::query_as(
+            "SELECT activity_id, count(*) FROM flow_slots WHERE acquired_at IS NULL
+              GROUP BY activity_id",
+        )
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// Runs holding a slot for longer than `older_than_secs`, with their
+    /// workflow IDs: the recovery pass asks Temporal whether each still runs.
+    pub async fn long_held(&self, older_than_secs: i64) -> StoreResult<Vec<(Uuid, String)>> {
+        Ok(sqlx::query_as(
+            "SELECT s.run_id, r.workflow_id FROM flow_slots s JOIN activity_runs r USING (run_id)
+              WHERE s.acquired_at < now() - make_interval(secs => $1)
+              ORDER BY s.acquired_at LIMIT 500",
+        )
+        .bind(older_than_secs as f64)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// Frees the slot of a run whose workflow is no longer running.
+    pub async fn release(&self, run_id: Uuid) -> StoreResult<bool> {
+        let done = sqlx::query("DELETE FROM flow_slots WHERE run_id = $1")
+            .bind(run_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// The workflows of the first `count` runs queued for the key `run_id`
+    /// had, to wake once it has ended and freed its slot.
+    pub async fn heads_after(&self, run_id: Uuid, count: i64) -> StoreResult<Vec<String>> {
+        let rows: Vec<(String,)> = sqlx::query_as(
+            "SELECT r.workflow_id FROM flow_slots s JOIN activity_runs r USING (run_id)
+              JOIN activity_runs me ON me.run_id = $1
+             WHERE s.activity_id = me.activity_id AND s.flow_key = me.flow_key
+               AND s.acquired_at IS NULL
+             ORDER BY s.seq LIMIT $2",
+        )
+        .bind(run_id)
+        .bind(count)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(|r| r.0).collect())
+    }
+}
