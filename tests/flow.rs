@@ -296,3 +296,173 @@ async fn skip_records_a_run_that_finds_its_key_full(pool: PgPool) {
     let (_, activity) = json(app.get(&format!("/v1/activities/{id}")).await).await;
     assert_eq!(activity["flow_state"]["in_use"], 2, "{activity}");
 }
+
+/// `on_limit: cancel_oldest`: the run holding the key's slot is cancelled
+/// (recorded with the reason), then the new run gets the slot.
+#[sqlx::test(migrations = "./migrations")]
+async fn cancel_oldest_cancels_the_running_run_then_starts(pool: PgPool) {
+    let app = app(pool).await;
+    let _worker = app.worker(true, Default::default());
+    let _dispatcher = app.dispatcher();
+    let sink = HoldingSink::start(Duration::from_secs(30)).await;
+    let created = app
+        .create(&event_activity(
+            &sink.url,
+            Some(json!({"concurrency": {"limit": 1, "on_limit": "cancel_oldest"}})),
+        ))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    for n in 1..=2 {
+        let (status, body) = json(
+            app.post(
+                "/v1/events",
+                &json!({"event_id": format!("k-{n}"), "event_type": "order.placed",
+                        "source": "shop", "payload": {"customer": "a"}}),
+            )
+            .await,
+        )
+        .await;
+        assert!((200..300).contains(&status), "{status}: {body}");
+        let seen = n;
+        eventually(Duration::from_secs(180), || async {
+            (sink.overlap().events.len() == seen).then_some(())
+        })
+        .await;
+    }
+    let runs = app.runs_of(&id).await;
+    let first = runs
+        .iter()
+        .find(|r| r["event_id"] == "k-1")
+        .cloned()
+        .unwrap_or_default();
+    let first = wait_run_done(
+        &app,
+        first["run_id"].as_str().unwrap_or_default(),
+        Duration::from_secs(120),
+    )
+    .await;
+    assert_eq!(first["status"], "cancelled", "{first}");
+    assert!(
+        first["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("cancel_oldest")),
+        "{first}"
+    );
+    // The new run got the slot only once the oldest had ended. (The
+    // oldest's webhook call may still be in flight at the sink: cancelling
+    // a run does not interrupt an HTTP request already sent.)
+    let runs = app.runs_of(&id).await;
+    let second = runs
+        .iter()
+        .find(|r| r["event_id"] == "k-2")
+        .cloned()
+        .unwrap_or_default();
+    let at = |v: &Value| {
+        chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{v}: {e}"))
+    };
+    assert!(
+        at(&second["started_at"]) >= at(&first["finished_at"]),
+        "{second} {first}"
+    );
+}
+
+/// A queued run is visible (status, `flow_state`, `/metrics`) and can be
+/// cancelled while it waits; the gauge then reads 0.
+#[sqlx::test(migrations = "./migrations")]
+async fn a_queued_run_is_visible_and_can_be_cancelled(pool: PgPool) {
+    let app = app(pool).await;
+    let _worker = app.worker(true, Default::default());
+    let _dispatcher = app.dispatcher();
+    let sink = HoldingSink::start(Duration::from_secs(30)).await;
+    let created = app
+        .create(&event_activity(
+            &sink.url,
+            Some(json!({"concurrency": {"limit": 1, "key": "/payload/customer"}})),
+        ))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    for n in 1..=2 {
+        let (status, body) = json(
+            app.post(
+                "/v1/events",
+                &json!({"event_id": format!("q-{n}"), "event_type": "order.placed",
+                        "source": "shop", "payload": {"customer": "a"}}),
+            )
+            .await,
+        )
+        .await;
+        assert!((200..300).contains(&status), "{status}: {body}");
+    }
+    let queued = eventually(Duration::from_secs(180), || async {
+        let runs = app.runs_of(&id).await;
+        // Queued in its key's queue (a run is `queued` from its first
+        // record, and joins the queue a moment later).
+        let queued = runs
+            .iter()
+            .find(|r| r["status"] == "queued" && r["flow"].is_object())
+            .cloned();
+        let running = runs.iter().any(|r| r["status"] == "running");
+        queued.filter(|_| running)
+    })
+    .await;
+    assert_eq!(queued["flow"]["key"], "a", "{queued}");
+    let (_, activity) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+    assert_eq!(
+        activity["flow_state"],
+        json!({"in_use": 1, "queued": 1, "keys": [{"key": "a", "in_use": 1, "queued": 1}]}),
+        "{activity}"
+    );
+    let gauge = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("acp_flow_queued_runs{") && l.contains(&id))
+            .and_then(|l| l.rsplit(' ').next())
+            .map(str::to_owned)
+    };
+    let metrics = app
+        .http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .text()
+        .await
+        .unwrap_or_default();
+    assert_eq!(gauge(&metrics).as_deref(), Some("1"), "{metrics}");
+
+    let run_id = queued["run_id"].as_str().unwrap_or_default();
+    let (status, body) = json(
+        app.post(
+            &format!("/v1/runs/{run_id}/cancel"),
+            &json!({"reason": "not needed"}),
+        )
+        .await,
+    )
+    .await;
+    assert!((200..300).contains(&status), "{status}: {body}");
+    let done = eventually(Duration::from_secs(120), || async {
+        let (_, run) = json(app.get(&format!("/v1/runs/{run_id}")).await).await;
+        (!matches!(run["status"].as_str(), Some("queued" | "running"))).then_some(run)
+    })
+    .await;
+    assert_eq!(done["status"], "cancelled", "{done}");
+    eventually(Duration::from_secs(120), || async {
+        (!sink.overlap().events.is_empty()).then_some(())
+    })
+    .await;
+    let called = sink.overlap().events;
+    assert!(
+        !called.iter().any(|e| e.ends_with("q-2")),
+        "the cancelled run never called: {called:?}"
+    );
+    let metrics = app
+        .http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .text()
+        .await
+        .unwrap_or_default();
+    assert_eq!(gauge(&metrics).as_deref(), Some("0"), "{metrics}");
+}

@@ -364,8 +364,29 @@ impl ExecutionActivities {
                         .inc();
                     SlotGrant::Skipped
                 }
-                // cancel_oldest: not wired yet, the run waits its turn.
-                Grant::CancelOldest { .. } => SlotGrant::Waiting,
+                // The oldest run of the key is asked to cancel, as
+                // `POST /v1/runs/{id}/cancel` asks (recorded on its row, then
+                // Temporal); its ending frees the slot and wakes this run,
+                // first in the queue. Asking again on a later poll is a no-op.
+                Grant::CancelOldest { run_id: oldest } => {
+                    let reason = format!(
+                        "cancel_oldest: run {} of key `{}` takes its slot",
+                        input.run_id, gate.key
+                    );
+                    if self
+                        .runs
+                        .request_cancel(oldest, Some(&reason), None, false)
+                        .await?
+                        .is_some()
+                    {
+                        let (run, _) = self.runs.get_run(oldest).await?;
+                        self.gateway
+                            .cancel_workflow(&run.workflow_id, &reason)
+                            .await
+                            .map_err(|e| anyhow::anyhow!("cancel the oldest run: {e}"))?;
+                    }
+                    SlotGrant::Waiting
+                }
             })
         })
         .await
