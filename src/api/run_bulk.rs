@@ -11,14 +11,11 @@ use uuid::Uuid;
 use super::AppState;
 use super::auth::CallerKey;
 use super::extract::{IdParam, OptionalJsonBody, query_instant};
+use super::run_control::cancel_request;
 use crate::domain::retry::{BULK_LIMIT, BulkOutcome};
 use crate::domain::run::{RunStatus, RunTrigger};
-use crate::error::{ApiError, ApiResult, Problem};
+use crate::error::{ApiResult, Problem};
 use crate::service::run_bulk::{BulkDone, BulkItem, BulkRequest};
-use crate::service::run_control::CancelRequest;
-
-/// The longest accepted `reason`, in characters.
-const MAX_REASON: usize = 1000;
 
 /// Which of the activity's runs to retry. Every filter is optional.
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -182,27 +179,13 @@ pub async fn cancel_activity_runs(
     IdParam(id): IdParam,
     OptionalJsonBody(request): OptionalJsonBody<BulkCancelRequest>,
 ) -> ApiResult<Json<BulkRunsResponse>> {
-    if request
-        .reason
-        .as_ref()
-        .is_some_and(|r| r.chars().count() > MAX_REASON)
-    {
-        return Err(ApiError::invalid_field(
-            "reason",
-            format!("is longer than {MAX_REASON} characters"),
-        ));
-    }
+    let cancel = cancel_request(request.reason, request.force, caller)?;
     let filter = filters(
         request.status,
         request.trigger_type,
         request.scheduled_after.as_deref(),
         request.scheduled_before.as_deref(),
     )?;
-    let cancel = CancelRequest {
-        reason: request.reason,
-        force: request.force,
-        requested_by: caller.map(|Extension(CallerKey(k))| k),
-    };
     let done = state.services.runs.cancel_many(id, &filter, cancel).await?;
     Ok(Json(done.into()))
 }

@@ -91,8 +91,19 @@ pub async fn cancel_run(
     IdParam(run_id): IdParam,
     OptionalJsonBody(request): OptionalJsonBody<CancelRunRequest>,
 ) -> ApiResult<(StatusCode, Json<CancelRunResponse>)> {
-    if request
-        .reason
+    let cancel = cancel_request(request.reason, request.force, caller)?;
+    let cancelled = state.services.runs.cancel(run_id, cancel).await?;
+    Ok((StatusCode::ACCEPTED, Json(cancelled.into())))
+}
+
+/// The cancellation both cancel routes (one run, and an activity's runs in
+/// bulk) hand to the use case, its reason checked.
+pub(super) fn cancel_request(
+    reason: Option<String>,
+    force: bool,
+    caller: Option<Extension<CallerKey>>,
+) -> ApiResult<CancelRequest> {
+    if reason
         .as_ref()
         .is_some_and(|r| r.chars().count() > MAX_REASON)
     {
@@ -101,19 +112,11 @@ pub async fn cancel_run(
             format!("is longer than {MAX_REASON} characters"),
         ));
     }
-    let cancelled = state
-        .services
-        .runs
-        .cancel(
-            run_id,
-            CancelRequest {
-                reason: request.reason,
-                force: request.force,
-                requested_by: caller.map(|Extension(CallerKey(id))| id),
-            },
-        )
-        .await?;
-    Ok((StatusCode::ACCEPTED, Json(cancelled.into())))
+    Ok(CancelRequest {
+        reason,
+        force,
+        requested_by: caller.map(|Extension(CallerKey(id))| id),
+    })
 }
 
 /// What a retry request did.
