@@ -1,5 +1,7 @@
 //! Run control: retry a failed or cancelled run (issue 13).
 
+use std::time::Duration;
+
 use uuid::Uuid;
 
 use super::runs::Runs;
@@ -8,6 +10,10 @@ use crate::domain::ids;
 use crate::domain::retry;
 use crate::domain::run::StartOutcome;
 use crate::store::retries::RetryBegun;
+
+/// How long a retry waits for the previous execution, already recorded as
+/// ended, to close in Temporal.
+const CLOSE_WAIT: Duration = Duration::from_secs(15);
 
 /// What a retry request did.
 #[derive(Debug, Clone)]
@@ -61,14 +67,7 @@ impl Runs {
         // an answer that got lost is the same start to Temporal.
         let request_id = ids::retry_request_id(run_id, attempt);
         let started = self
-            .activities
-            .gateway()
-            .start_retry(
-                &run.workflow_id,
-                self.activities.task_queue(),
-                &input,
-                request_id,
-            )
+            .start_after_close(&run.workflow_id, &input, request_id)
             .await;
         match started {
             Ok(StartOutcome::Started) => {
@@ -94,6 +93,35 @@ impl Runs {
                 self.runs.undo_retry(run_id, attempt).await?;
                 Err(err.into())
             }
+        }
+    }
+
+    /// Starts the retry's execution. The run's row is written as the run
+    /// workflow's last step, a moment before Temporal closes the execution:
+    /// a retry asked for in that moment finds the old execution still open,
+    /// so it waits (bounded) for the close instead of refusing a run the
+    /// caller has seen end.
+    async fn start_after_close(
+        &self,
+        workflow_id: &str,
+        input: &crate::domain::run::RunInput,
+        request_id: Uuid,
+    ) -> std::result::Result<StartOutcome, crate::temporal::GatewayError> {
+        let gateway = self.activities.gateway();
+        let deadline = tokio::time::Instant::now() + CLOSE_WAIT;
+        let mut pause = Duration::from_millis(50);
+        loop {
+            let outcome = gateway
+                .start_retry(workflow_id, self.activities.task_queue(), input, request_id)
+                .await?;
+            if outcome != StartOutcome::Duplicate
+                || tokio::time::Instant::now() >= deadline
+                || !gateway.workflow_is_open(workflow_id).await?
+            {
+                return Ok(outcome);
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(1));
         }
     }
 }
