@@ -38,7 +38,7 @@ async fn paused_long_ago(app: &TestApp, trigger: Value, back: chrono::Duration) 
         .to_owned();
     let (status, paused) = post(app, &format!("/v1/activities/{id}/pause"), json!({})).await;
     assert_eq!(status, 200, "{paused}");
-    let ran = eventually(Duration::from_secs(60), || async {
+    let ran = eventually(Duration::from_secs(180), || async {
         let (_, schedule) = json(app.get(&format!("/v1/activities/{id}/schedule")).await).await;
         let fired = schedule["recent_actions"].as_array().map_or(0, Vec::len);
         let idle = schedule["paused"] == true && schedule["running_workflow_ids"] == json!([]);

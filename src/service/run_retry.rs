@@ -110,18 +110,24 @@ impl Runs {
         let gateway = self.activities.gateway();
         let deadline = tokio::time::Instant::now() + CLOSE_WAIT;
         let mut pause = Duration::from_millis(50);
+        // Refused while it was open, closed when asked: it closed in between,
+        // so one more start decides.
+        let mut seen_closed = false;
         loop {
             let outcome = gateway
                 .start_retry(workflow_id, self.activities.task_queue(), input, request_id)
                 .await?;
             if outcome != StartOutcome::Duplicate
+                || seen_closed
                 || tokio::time::Instant::now() >= deadline
-                || !gateway.workflow_is_open(workflow_id).await?
             {
                 return Ok(outcome);
             }
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_secs(1));
+            seen_closed = !gateway.workflow_is_open(workflow_id).await?;
+            if !seen_closed {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(1));
+            }
         }
     }
 }
