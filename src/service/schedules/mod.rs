@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::activities::{Activities, SyncOutcome};
 use super::{Error, Result};
 use crate::domain::activity::Activity;
+use crate::domain::backfill::{Planned, Route, plan_backfill, route};
 use crate::domain::ids;
 use crate::domain::run::{Run, RunTrigger};
 use crate::domain::timeline::{
@@ -34,8 +35,22 @@ pub struct TimeOutcome {
     /// The contract workflow ID the time runs (or would run) under.
     pub workflow_id: String,
     pub action: TimeAction,
-    /// For `skipped`: `paused`, `catchup_limit` or `compressed`.
+    /// For `skipped`: `paused`, `catchup_limit`, `compressed`, `dst_gap` or
+    /// `dst_repeat`.
     pub reason: Option<TimelineReason>,
+}
+
+/// What a backfill decided on the times of its range.
+#[derive(Debug, Clone)]
+pub struct BackfillOutcome {
+    /// Every time decided, oldest first.
+    pub times: Vec<TimeOutcome>,
+    /// `None` when the whole range was decided; otherwise the range held more
+    /// than `MAX_TIMES` of the policy's times and was cut before this one: a
+    /// backfill from here continues it.
+    pub next_start: Option<DateTime<Utc>>,
+    /// Nothing was run: the answer says what a backfill would do.
+    pub dry_run: bool,
 }
 
 /// A pause or a resume, and (for a resume of a pause) what became of the
@@ -174,49 +189,80 @@ impl Schedules {
         Ok((activity, paused_since, sync))
     }
 
-    /// Runs every nominal time in `[start, end)` that has not run yet (at
-    /// most `MAX_TIMES`); those that ran are reported as duplicates.
+    /// Decides every nominal time in `[start, end)` under the trigger's DST
+    /// policy: the policy's times that have not run yet run (each under its
+    /// contract workflow ID), those that ran are duplicates, and the times
+    /// the policy declines are skipped with `dst_gap` or `dst_repeat`. At
+    /// most `MAX_TIMES` of the policy's times per call: a longer range is
+    /// cut, and `next_start` says where to continue. `dry_run` answers the
+    /// same and runs nothing.
     pub async fn backfill(
         &self,
         id: Uuid,
         start: DateTime<Utc>,
         end: DateTime<Utc>,
-    ) -> Result<Vec<TimeOutcome>> {
+        dry_run: bool,
+    ) -> Result<BackfillOutcome> {
         if end <= start {
             return Err(Error::invalid("end", "must be after start"));
         }
         let activity = self.activities.get(id).await?;
         let trigger = scheduled(&activity)?;
-        let times = bounded_times(trigger, start, end, "end")?;
-        let ran = executed_times(self.runs.scheduled_between(id, start, end).await?);
-        let (done, todo): (Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) =
-            times.iter().partition(|t| ran.contains(t));
-        let action = self.request_backfill(id, &todo, None).await?;
-        let outcome = |t: &DateTime<Utc>, action| TimeOutcome {
-            scheduled_for: *t,
-            workflow_id: ids::scheduled_run_workflow_id(id, *t),
-            action,
-            reason: None,
-        };
-        let mut outcomes: Vec<TimeOutcome> = done
+        // Where the range is cut does not depend on what ran: read only the
+        // runs of the part that is decided.
+        let cut = plan_backfill(trigger, start, end, &HashSet::new(), MAX_TIMES).next_start;
+        let ran = executed_times(
+            self.runs
+                .scheduled_between(id, start, cut.unwrap_or(end))
+                .await?,
+        );
+        let plan = plan_backfill(trigger, start, end, &ran, MAX_TIMES);
+        let todo: Vec<DateTime<Utc>> = plan
+            .times
             .iter()
-            .map(|t| outcome(t, TimeAction::Duplicate))
-            .chain(todo.iter().map(|t| outcome(t, action)))
+            .filter(|t| matches!(t.planned, Planned::Run(_)))
+            .map(|t| t.at)
             .collect();
-        outcomes.sort_by_key(|o| o.scheduled_for);
-        Ok(outcomes)
+        let action = if dry_run {
+            TimeAction::Backfilled
+        } else {
+            self.request_backfill(&activity, &todo, None).await?
+        };
+        let times = plan
+            .times
+            .iter()
+            .map(|t| {
+                let (action, reason) = match t.planned {
+                    Planned::Run(_) => (action, None),
+                    Planned::Duplicate => (TimeAction::Duplicate, None),
+                    Planned::Declined(reason) => (TimeAction::Skipped, Some(reason)),
+                };
+                TimeOutcome {
+                    scheduled_for: t.at,
+                    workflow_id: ids::scheduled_run_workflow_id(id, t.at),
+                    action,
+                    reason,
+                }
+            })
+            .collect();
+        Ok(BackfillOutcome {
+            times,
+            next_start: plan.next_start,
+            dry_run,
+        })
     }
 
-    /// Records `times` as asked for and asks Temporal to backfill them:
+    /// Records `times` as asked for and hands them to Temporal:
     /// `Backfilled` when Temporal accepted, `Pending` when it could not be
     /// reached (the request stays recorded and the reconciler dispatches it
     /// when Temporal returns). A refusal is an error.
     async fn request_backfill(
         &self,
-        id: Uuid,
+        activity: &Activity,
         times: &[DateTime<Utc>],
         window: Option<(DateTime<Utc>, DateTime<Utc>)>,
     ) -> Result<TimeAction> {
+        let id = activity.id;
         if times.is_empty() {
             return Ok(TimeAction::Backfilled);
         }
@@ -228,21 +274,50 @@ impl Schedules {
                 .await?;
         }
         match self
-            .activities
-            .gateway()
-            .backfill(&ids::schedule_id(id), times)
-            .await
+            .hand_over(id, activity.definition.trigger.as_scheduled(), times)
+            .await?
         {
-            Ok(()) => {
-                self.runs.mark_dispatched(id, times).await?;
-                Ok(TimeAction::Backfilled)
-            }
+            Ok(()) => Ok(TimeAction::Backfilled),
             Err(err @ GatewayError::Rejected(_)) => Err(err.into()),
             Err(err) => {
                 tracing::warn!(error = %err, "backfill recorded; Temporal unreachable, the reconciler will dispatch it");
                 Ok(TimeAction::Pending)
             }
         }
+    }
+
+    /// Hands requested times to Temporal and marks those it took as
+    /// dispatched: a schedule backfill of exactly `[t, t]` for each time the
+    /// engine fires that way, and the launcher started under the schedule's
+    /// own workflow ID for the others (a DST policy's extra times). Either
+    /// way the launcher runs the time under its contract workflow ID. The
+    /// outer error is the database's, the inner one Temporal's.
+    async fn hand_over(
+        &self,
+        id: Uuid,
+        trigger: Option<&ScheduledTrigger>,
+        times: &[DateTime<Utc>],
+    ) -> Result<std::result::Result<(), GatewayError>> {
+        let (by_schedule, by_launcher): (Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) = times
+            .iter()
+            .partition(|t| trigger.is_none_or(|trigger| route(trigger, **t) == Route::Schedule));
+        let gateway = self.activities.gateway();
+        if !by_schedule.is_empty() {
+            if let Err(err) = gateway.backfill(&ids::schedule_id(id), &by_schedule).await {
+                return Ok(Err(err));
+            }
+            self.runs.mark_dispatched(id, &by_schedule).await?;
+        }
+        for t in by_launcher {
+            if let Err(err) = gateway
+                .start_launcher(id, t, self.activities.task_queue(), true)
+                .await
+            {
+                return Ok(Err(err));
+            }
+            self.runs.mark_dispatched(id, &[t]).await?;
+        }
+        Ok(Ok(()))
     }
 
     /// Hands Temporal the requested times it could not take when they were
@@ -263,22 +338,20 @@ impl Schedules {
         };
         let mut dispatched = 0;
         for (activity_id, times) in pending {
-            let schedule_id = ids::schedule_id(activity_id);
-            match self
-                .activities
-                .gateway()
-                .backfill(&schedule_id, &times)
-                .await
-            {
-                Ok(()) => {
-                    if let Err(err) = self.runs.mark_dispatched(activity_id, &times).await {
-                        tracing::warn!(error = %err, %activity_id, "backfill dispatched but not marked");
-                    }
+            let activity = self.activities.get_any(activity_id).await.ok();
+            let trigger = activity
+                .as_ref()
+                .and_then(|a| a.definition.trigger.as_scheduled());
+            match self.hand_over(activity_id, trigger, &times).await {
+                Ok(Ok(())) => {
                     tracing::info!(%activity_id, times = times.len(), "pending backfill dispatched");
                     dispatched += times.len();
                 }
-                Err(err) => {
+                Ok(Err(err)) => {
                     tracing::warn!(error = %err, %activity_id, "pending backfill still not accepted");
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, %activity_id, "backfill dispatched but not marked");
                 }
             }
         }
