@@ -188,6 +188,22 @@ pub fn engine_backfills(cadence: &Cadence, at: DateTime<Utc>) -> bool {
         == Some(at)
 }
 
+/// Whether a fire of the engine at `at` is one the DST policy excludes: the
+/// policy does not want it, and it is near an offset change of the zone
+/// (elsewhere the engine and the policy agree, so a time the policy does not
+/// know is not the policy's to refuse, e.g. a fire of an earlier cron
+/// delivered after an update).
+pub fn dst_excludes(cadence: &Cadence, at: DateTime<Utc>) -> bool {
+    let Cadence::Cron { timezone, .. } = cadence else {
+        return false;
+    };
+    let (Some(from), Some(to)) = (at.checked_sub_signed(REACH), at.checked_add_signed(REACH))
+    else {
+        return false;
+    };
+    !transitions(timezone.tz(), from, to).is_empty() && policy_time(cadence, at).is_none()
+}
+
 /// Whether the policy wants a run at exactly `at`, and with which note.
 pub fn policy_time(cadence: &Cadence, at: DateTime<Utc>) -> Option<NominalTime> {
     let before = at.checked_sub_signed(Duration::seconds(1))?;

@@ -298,8 +298,14 @@ fn declined_times_are_the_ones_no_policy_run_takes() {
 }
 
 #[test]
-fn backfillable_times() {
+fn excluded_fires_and_backfillable_times() {
     let berlin = cron("30 2 * * *", "Europe/Berlin", DEFAULT);
+    // The engine fires the second 02:30; the default policy wants the first.
+    assert!(dst_excludes(&berlin, utc("2026-10-25T01:30:00Z")));
+    assert!(!dst_excludes(&berlin, utc("2026-10-25T00:30:00Z")));
+    // Away from a change, an unknown time is not the policy's to refuse.
+    assert!(!dst_excludes(&berlin, utc("2026-06-01T01:23:00Z")));
+    assert!(!dst_excludes(&berlin, utc("2026-06-01T00:30:00Z")));
     // A backfill of [t, t] fires t where the engine's walk from just
     // before it finds t: not the first 02:30 (the engine resolves 02:30 to
     // the second), not the second either (a walk that starts inside the
