@@ -75,7 +75,9 @@ pub struct TimelineEntry {
     pub attempts: Option<i32>,
 }
 
+mod extras;
 mod resume;
+pub use extras::EXTRAS_LOOKBACK;
 pub use resume::{MissedTimes, SkippedTimes};
 
 #[derive(Clone)]
