@@ -9,6 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::AppState;
 use super::extract::{ApiQuery, IdParam, JsonBody, OptionalJsonBody, query_instant};
 use crate::domain::activity::SyncState;
+use crate::domain::calendar::TimeNote;
 use crate::domain::timeline::{TimeAction, TimelineReason, TimelineStatus};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::schedules::{PauseOutcome, TimeOutcome, TimelineEntry as Entry};
@@ -386,14 +387,26 @@ pub struct TimelineEntry {
     /// (recorded skips), `paused`, `before_start`, `not_yet_fired`,
     /// `temporal_unavailable` (Temporal could not be reached then, and never
     /// fired the time: it fell outside the catch-up window by the time
-    /// Temporal came back), or `overlap_skipped` (Temporal dropped the fire:
-    /// a run was still going, or the worker was down past the catch-up window).
+    /// Temporal came back), `overlap_skipped` (Temporal dropped the fire:
+    /// a run was still going, or the worker was down past the catch-up window),
+    /// or the trigger's `dst` policy does not run it: `dst_gap` (the instant
+    /// after a gap for a wall time that did not exist, under `skipped: skip`,
+    /// or a time the engine fired there that the policy does not want) and
+    /// `dst_repeat` (the occurrence of a repeated wall time that `repeated:
+    /// first` or `last` does not run; a fire of it is recorded as a skipped
+    /// run with skip_reason `dst_policy`).
     pub reason: Option<TimelineReason>,
     /// How many attempts the run has had: 1, or more once retried (its
     /// `status` is the latest attempt's, so the time's final outcome).
     /// Absent without an executed run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attempts: Option<i32>,
+    /// What the time has to do with daylight saving, for a cron trigger's
+    /// times near an offset change: `dst_gap` (its wall time did not exist:
+    /// shifted to the first instant after the gap, or declined there) or
+    /// `dst_repeat` (its wall time happened twice). Absent for ordinary times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dst: Option<TimeNote>,
 }
 
 impl From<Entry> for TimelineEntry {
@@ -405,6 +418,7 @@ impl From<Entry> for TimelineEntry {
             status: e.status,
             reason: e.reason,
             attempts: e.attempts,
+            dst: e.dst,
         }
     }
 }

@@ -11,14 +11,15 @@ use uuid::Uuid;
 use super::activities::{Activities, SyncOutcome};
 use super::{Error, Result};
 use crate::domain::activity::Activity;
-use crate::domain::backfill::{Planned, Route, plan_backfill, route};
+use crate::domain::backfill::{Planned, Route, declined_reason, plan_backfill, route};
+use crate::domain::calendar::{NominalTime, TimeNote, dst_declined, times_after};
 use crate::domain::ids;
+use crate::domain::misfire::SkipReason;
 use crate::domain::run::{Run, RunTrigger};
 use crate::domain::timeline::{
     History, TimeAction, TimelineReason, TimelineStatus, reason_without_run, skipped_by_span,
 };
 use crate::domain::trigger::{Cadence, ScheduledTrigger};
-use crate::domain::window::nominal_times_between;
 use crate::store::RunStore;
 use crate::temporal::{GatewayError, ScheduleView};
 
@@ -73,6 +74,9 @@ pub struct TimelineEntry {
     /// How many attempts the time's run has had (more than 1 once retried);
     /// `None` without an executed run.
     pub attempts: Option<i32>,
+    /// `dst_gap` (shifted past a gap, or declined there) or `dst_repeat`
+    /// (a wall time that happened twice); `None` for an ordinary time.
+    pub dst: Option<TimeNote>,
 }
 
 mod extras;
@@ -102,35 +106,6 @@ pub fn run_trigger(trigger: &ScheduledTrigger) -> RunTrigger {
         Cadence::Cron { .. } => RunTrigger::Cron,
         Cadence::Interval { .. } => RunTrigger::Interval,
     }
-}
-
-/// The nominal times of a trigger in `[start, end)`, at most `cap`.
-fn times_in(
-    trigger: &ScheduledTrigger,
-    start: DateTime<Utc>,
-    end: DateTime<Utc>,
-    cap: usize,
-) -> Vec<DateTime<Utc>> {
-    let tick = chrono::Duration::nanoseconds(1);
-    nominal_times_between(&trigger.cadence, start - tick, end - tick, cap)
-}
-
-/// The nominal times in `[start, end)`, refusing a range of more than
-/// `MAX_TIMES` (named by `end_field`).
-fn bounded_times(
-    trigger: &ScheduledTrigger,
-    start: DateTime<Utc>,
-    end: DateTime<Utc>,
-    end_field: &str,
-) -> Result<Vec<DateTime<Utc>>> {
-    let times = times_in(trigger, start, end, MAX_TIMES + 1);
-    if times.len() > MAX_TIMES {
-        return Err(Error::invalid(
-            end_field,
-            format!("the range holds more than {MAX_TIMES} nominal times"),
-        ));
-    }
-    Ok(times)
 }
 
 fn executed_times(runs: Vec<Run>) -> HashSet<DateTime<Utc>> {
@@ -371,7 +346,9 @@ impl Schedules {
     }
 
     /// Every nominal time in `[from, to)` (at most `MAX_TIMES`) with its run,
-    /// or why there is none.
+    /// or why there is none; with them, the times the DST policy declines
+    /// (`dst_gap`, `dst_repeat`), so every time the engine or the wall clock
+    /// offers is accounted for.
     pub async fn timeline(
         &self,
         id: Uuid,
@@ -383,7 +360,7 @@ impl Schedules {
         }
         let activity = self.activities.get_any(id).await?;
         let trigger = scheduled(&activity)?;
-        let times = bounded_times(trigger, from, to, "to")?;
+        let (wanted, declined) = timeline_times(trigger, from, to)?;
         let runs: HashMap<DateTime<Utc>, Run> = self
             .runs
             .scheduled_between(id, from, to)
@@ -404,41 +381,73 @@ impl Schedules {
             updated_at: activity.updated_at,
             now: Utc::now(),
         };
-        Ok(times
-            .into_iter()
-            .map(|t| {
-                let workflow_id = ids::scheduled_run_workflow_id(id, t);
-                match runs.get(&t) {
-                    Some(run) => TimelineEntry {
-                        scheduled_for: t,
-                        workflow_id,
-                        run_id: Some(run.run_id),
-                        status: run.status.into(),
-                        reason: run.skip_reason.map(Into::into),
-                        attempts: run.executed().then_some(run.attempt),
-                    },
-                    None => match skipped_by_span(t, &spans) {
-                        Some(reason) => TimelineEntry {
-                            scheduled_for: t,
-                            workflow_id,
-                            run_id: None,
-                            status: TimelineStatus::Skipped,
-                            reason: Some(reason.into()),
-                            attempts: None,
-                        },
-                        None => TimelineEntry {
-                            scheduled_for: t,
-                            workflow_id,
-                            run_id: None,
-                            status: TimelineStatus::None,
-                            reason: Some(reason_without_run(t, &history)),
-                            attempts: None,
-                        },
-                    },
-                }
+        let dst = |note: TimeNote| (note != TimeNote::Normal).then_some(note);
+        let with_run = |t: &NominalTime, run: &Run, declined: bool| TimelineEntry {
+            scheduled_for: t.at,
+            workflow_id: ids::scheduled_run_workflow_id(id, t.at),
+            run_id: Some(run.run_id),
+            status: run.status.into(),
+            reason: match run.skip_reason {
+                // The launcher refused the engine's fire: say which kind.
+                Some(SkipReason::DstPolicy) if declined => Some(declined_reason(t.note)),
+                other => other.map(Into::into),
+            },
+            attempts: run.executed().then_some(run.attempt),
+            dst: dst(t.note),
+        };
+        let without_run = |t: &NominalTime, status, reason| TimelineEntry {
+            scheduled_for: t.at,
+            workflow_id: ids::scheduled_run_workflow_id(id, t.at),
+            run_id: None,
+            status,
+            reason: Some(reason),
+            attempts: None,
+            dst: dst(t.note),
+        };
+        let mut entries: Vec<TimelineEntry> = wanted
+            .iter()
+            .map(|t| match runs.get(&t.at) {
+                Some(run) => with_run(t, run, false),
+                None => match skipped_by_span(t.at, &spans) {
+                    Some(reason) => without_run(t, TimelineStatus::Skipped, reason.into()),
+                    None => {
+                        without_run(t, TimelineStatus::None, reason_without_run(t.at, &history))
+                    }
+                },
             })
-            .collect())
+            .chain(declined.iter().map(|t| match runs.get(&t.at) {
+                Some(run) => with_run(t, run, true),
+                None => without_run(t, TimelineStatus::None, declined_reason(t.note)),
+            }))
+            .collect();
+        entries.sort_by_key(|e| e.scheduled_for);
+        Ok(entries)
     }
+}
+
+/// The policy's times in `[from, to)` (refusing more than `MAX_TIMES`, named
+/// by `to`), and the times its DST policy declines there.
+fn timeline_times(
+    trigger: &ScheduledTrigger,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<(Vec<NominalTime>, Vec<NominalTime>)> {
+    let tick = chrono::Duration::nanoseconds(1);
+    let (Some(after), Some(until)) = (from.checked_sub_signed(tick), to.checked_sub_signed(tick))
+    else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let wanted: Vec<NominalTime> = times_after(&trigger.cadence, after)
+        .take_while(|t| t.at <= until)
+        .take(MAX_TIMES + 1)
+        .collect();
+    if wanted.len() > MAX_TIMES {
+        return Err(Error::invalid(
+            "to",
+            format!("the range holds more than {MAX_TIMES} nominal times"),
+        ));
+    }
+    Ok((wanted, dst_declined(&trigger.cadence, after, until)))
 }
 
 #[cfg(test)]
