@@ -315,10 +315,17 @@ impl Schedules {
         };
         let mut dispatched = 0;
         for (activity_id, times) in pending {
-            let activity = self.activities.get_any(activity_id).await.ok();
-            let trigger = activity
-                .as_ref()
-                .and_then(|a| a.definition.trigger.as_scheduled());
+            // The trigger decides how each time reaches Temporal; without
+            // it (the database did not answer) the times wait for a pass
+            // that can read it.
+            let activity = match self.activities.get_any(activity_id).await {
+                Ok(activity) => activity,
+                Err(err) => {
+                    tracing::warn!(error = %err, %activity_id, "pending backfill waits: activity not read");
+                    continue;
+                }
+            };
+            let trigger = activity.definition.trigger.as_scheduled();
             match self.hand_over(activity_id, trigger, &times).await {
                 Ok(Ok(())) => {
                     tracing::info!(%activity_id, times = times.len(), "pending backfill dispatched");
