@@ -2,8 +2,9 @@
 //!
 //! Each pass syncs everything that is not known to be in sync (the same
 //! `Activities::sync` that writes call), re-reads a bounded number of synced
-//! schedules for drift, deletes orphan schedules, and hands Temporal the
-//! backfills it could not take earlier. One reconciler at a time across
+//! schedules for drift, deletes orphan schedules, hands Temporal the
+//! backfills it could not take earlier, and starts the due times a DST policy
+//! wants that the engine does not fire. One reconciler at a time across
 //! replicas, by an advisory lock.
 
 use std::collections::HashSet;
@@ -35,6 +36,9 @@ pub struct PassReport {
     pub orphans_deleted: usize,
     /// Requested times handed to Temporal after it had been unreachable.
     pub backfills_dispatched: usize,
+    /// Launchers started for times a DST policy wants and the engine does
+    /// not fire, once due.
+    pub dst_extras_started: usize,
 }
 
 pub struct Reconciler {
@@ -150,6 +154,10 @@ impl Reconciler {
         if !temporal_down {
             report.orphans_deleted = self.delete_orphans(&owned).await;
             report.backfills_dispatched = self.schedules.dispatch_pending_backfills().await;
+            report.dst_extras_started = self
+                .schedules
+                .start_due_dst_extras(&candidates, chrono::Utc::now())
+                .await;
         }
         lock_tx.commit().await?;
         crate::metrics::RECONCILE_DURATION

@@ -9,6 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::AppState;
 use super::extract::{ApiQuery, IdParam, JsonBody, OptionalJsonBody, query_instant};
 use crate::domain::activity::SyncState;
+use crate::domain::calendar::TimeNote;
 use crate::domain::timeline::{TimeAction, TimelineReason, TimelineStatus};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::schedules::{PauseOutcome, TimeOutcome, TimelineEntry as Entry};
@@ -31,7 +32,9 @@ pub struct NominalTimeOutcome {
     /// Temporal returns, and it runs then), `duplicate` (it already ran), or
     /// `skipped`.
     pub action: TimeAction,
-    /// For `skipped`: `paused`, `catchup_limit` or `compressed`.
+    /// For `skipped`: `paused`, `catchup_limit`, `compressed` (a resume), or
+    /// `dst_gap` / `dst_repeat` (a backfill: the trigger's `dst` policy does
+    /// not run this time).
     pub reason: Option<TimelineReason>,
 }
 
@@ -211,11 +214,26 @@ pub struct BackfillRequest {
     /// End of the range (exclusive, RFC 3339).
     #[schema(format = DateTime)]
     pub end: String,
+    /// Answer what the backfill would do, and run nothing.
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
+/// Every nominal time of the range (or of its first part, see
+/// `next_start`), oldest first: the times that run (`backfilled`, or
+/// `pending` while Temporal is unreachable), those that already ran
+/// (`duplicate`), and those the trigger's `dst` policy does not run
+/// (`skipped` with `dst_gap` or `dst_repeat`).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BackfillResponse {
     pub times: Vec<NominalTimeOutcome>,
+    /// `null` when the whole range was decided. Otherwise the range holds
+    /// more than 1000 of the trigger's nominal times: this answer covers
+    /// `[start, next_start)` and nothing later was run; a backfill from
+    /// `next_start` to the same `end` continues it.
+    pub next_start: Option<DateTime<Utc>>,
+    /// `true`: nothing was run; `backfilled` says what would run.
+    pub dry_run: bool,
 }
 
 fn parse_instant(field: &str, text: &str) -> ApiResult<DateTime<Utc>> {
@@ -226,7 +244,11 @@ fn parse_instant(field: &str, text: &str) -> ApiResult<DateTime<Utc>> {
         })
 }
 
-/// Run every nominal time in `[start, end)` that has not run yet (at most 1000).
+/// Run every nominal time in `[start, end)` that has not run yet, computed
+/// under the trigger's `dst` policy, each under its contract workflow ID (at
+/// most 1000 per call: a longer range is cut and `next_start` says where to
+/// continue). With `dry_run`, only answer what would run and why each other
+/// time would not.
 #[utoipa::path(
     post,
     path = "/v1/activities/{id}/backfill",
@@ -235,6 +257,7 @@ fn parse_instant(field: &str, text: &str) -> ApiResult<DateTime<Utc>> {
     request_body = BackfillRequest,
     params(("id" = uuid::Uuid, Path, description = "Activity ID")),
     responses(
+        (status = 200, description = "Dry run: what a backfill would do; nothing ran", body = BackfillResponse),
         (status = 202, description = "Backfill requested", body = BackfillResponse),
         (status = 400, description = "Bad request", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
@@ -251,11 +274,22 @@ pub async fn backfill_activity(
 ) -> ApiResult<(axum::http::StatusCode, Json<BackfillResponse>)> {
     let start = parse_instant("start", &request.start)?;
     let end = parse_instant("end", &request.end)?;
-    let times = state.services.schedules.backfill(id, start, end).await?;
+    let outcome = state
+        .services
+        .schedules
+        .backfill(id, start, end, request.dry_run)
+        .await?;
+    let status = if outcome.dry_run {
+        axum::http::StatusCode::OK
+    } else {
+        axum::http::StatusCode::ACCEPTED
+    };
     Ok((
-        axum::http::StatusCode::ACCEPTED,
+        status,
         Json(BackfillResponse {
-            times: times.into_iter().map(Into::into).collect(),
+            times: outcome.times.into_iter().map(Into::into).collect(),
+            next_start: outcome.next_start,
+            dry_run: outcome.dry_run,
         }),
     ))
 }
@@ -353,14 +387,26 @@ pub struct TimelineEntry {
     /// (recorded skips), `paused`, `before_start`, `not_yet_fired`,
     /// `temporal_unavailable` (Temporal could not be reached then, and never
     /// fired the time: it fell outside the catch-up window by the time
-    /// Temporal came back), or `overlap_skipped` (Temporal dropped the fire:
-    /// a run was still going, or the worker was down past the catch-up window).
+    /// Temporal came back), `overlap_skipped` (Temporal dropped the fire:
+    /// a run was still going, or the worker was down past the catch-up window),
+    /// or the trigger's `dst` policy does not run it: `dst_gap` (the instant
+    /// after a gap for a wall time that did not exist, under `skipped: skip`,
+    /// or a time the engine fired there that the policy does not want) and
+    /// `dst_repeat` (the occurrence of a repeated wall time that `repeated:
+    /// first` or `last` does not run; a fire of it is recorded as a skipped
+    /// run with skip_reason `dst_policy`).
     pub reason: Option<TimelineReason>,
     /// How many attempts the run has had: 1, or more once retried (its
     /// `status` is the latest attempt's, so the time's final outcome).
     /// Absent without an executed run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attempts: Option<i32>,
+    /// What the time has to do with daylight saving, for a cron trigger's
+    /// times near an offset change: `dst_gap` (its wall time did not exist:
+    /// shifted to the first instant after the gap, or declined there) or
+    /// `dst_repeat` (its wall time happened twice). Absent for ordinary times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dst: Option<TimeNote>,
 }
 
 impl From<Entry> for TimelineEntry {
@@ -372,6 +418,7 @@ impl From<Entry> for TimelineEntry {
             status: e.status,
             reason: e.reason,
             attempts: e.attempts,
+            dst: e.dst,
         }
     }
 }

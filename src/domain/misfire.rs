@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::calendar::dst_excludes;
 use super::trigger::{MisfirePolicy, ScheduledTrigger};
 use super::window::{nominal_times_between, previous_nominal};
 
@@ -18,6 +19,10 @@ named_enum! {
         /// Its key had `flow.concurrency.limit` runs running
         /// (`on_limit: skip`).
         ConcurrencyLimit = "concurrency_limit",
+        /// A fire of the engine that the cron trigger's `dst` policy
+        /// excludes (the occurrence of a repeated wall time it does not
+        /// run, or a time the engine fires near a gap that it does not want).
+        DstPolicy = "dst_policy",
     }
 }
 
@@ -128,6 +133,12 @@ pub fn catch_up_times(
 }
 
 pub fn decide(trigger: &ScheduledTrigger, fire: Fire) -> Decision {
+    // Exactly the policy's times run, whatever the engine fires; a time the
+    // service asked for is one of the policy's, unless the trigger changed
+    // since, and then the policy of now decides.
+    if dst_excludes(&trigger.cadence, fire.scheduled_for) {
+        return Decision::Skip(SkipReason::DstPolicy);
+    }
     let previous = previous_nominal(&trigger.cadence, fire.scheduled_for);
     let policy = trigger.misfire_policy;
     if fire.requested {
@@ -391,5 +402,52 @@ mod tests {
         let none: [i64; 0] = [];
         let split = split_missed(&trigger(MisfirePolicy::Compress, 3), &none);
         assert!(split.skipped.is_empty() && split.run.is_empty());
+    }
+
+    #[test]
+    fn a_fire_the_dst_policy_excludes_is_skipped_whatever_the_misfire_policy() {
+        use crate::domain::calendar::{DstPolicy, Repeated, Skipped};
+        use crate::domain::trigger::{CronExpr, TimeZoneName};
+        let at = |s: &str| s.parse::<DateTime<Utc>>().unwrap();
+        for repeated in Repeated::ALL {
+            for policy in [
+                MisfirePolicy::Skip,
+                MisfirePolicy::Catchup,
+                MisfirePolicy::Compress,
+            ] {
+                let tr = ScheduledTrigger {
+                    cadence: Cadence::Cron {
+                        cron: CronExpr::parse("30 2 * * *").unwrap(),
+                        timezone: TimeZoneName::parse("Europe/Berlin").unwrap(),
+                        dst: DstPolicy {
+                            repeated,
+                            skipped: Skipped::Shift,
+                        },
+                    },
+                    ..trigger(policy, 3)
+                };
+                // Berlin 02:30 twice on 2026-10-25: 00:30Z and 01:30Z.
+                for (time, wanted) in [
+                    ("2026-10-25T00:30:00Z", repeated != Repeated::Last),
+                    ("2026-10-25T01:30:00Z", repeated != Repeated::First),
+                ] {
+                    for requested in [false, true] {
+                        let f = Fire {
+                            scheduled_for: at(time),
+                            now: at(time),
+                            last_window_end: None,
+                            requested,
+                            requested_window_start: None,
+                        };
+                        let decision = decide(&tr, f);
+                        assert_eq!(
+                            decision == Decision::Skip(SkipReason::DstPolicy),
+                            !wanted,
+                            "{repeated:?} {policy:?} {time} {requested}: {decision:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

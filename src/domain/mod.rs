@@ -57,6 +57,7 @@ macro_rules! named_enum {
 
 pub mod activity;
 pub mod alert;
+pub mod backfill;
 pub mod calendar;
 pub mod cloudevent;
 pub mod duration;

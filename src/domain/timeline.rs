@@ -29,6 +29,17 @@ named_enum! {
         OverlapSkipped = "overlap_skipped",
         /// Recorded skip: `flow.concurrency` was at its limit (`on_limit: skip`).
         ConcurrencyLimit = "concurrency_limit",
+        /// Recorded skip: the launcher refused a fire that the `dst` policy
+        /// excludes (the timeline says `dst_gap` or `dst_repeat` instead).
+        DstPolicy = "dst_policy",
+        /// Not run by the `dst` policy near a gap: the instant after the
+        /// gap of a wall time that did not exist (`skipped: skip`), or a
+        /// time the engine fired there that the policy does not want.
+        DstGap = "dst_gap",
+        /// Not run by the `dst` policy: the occurrence of a wall time that
+        /// happened twice that the policy does not run (`repeated: first`
+        /// or `last`).
+        DstRepeat = "dst_repeat",
     }
 }
 
@@ -39,6 +50,7 @@ impl From<SkipReason> for TimelineReason {
             SkipReason::CatchupLimit => Self::CatchupLimit,
             SkipReason::Compressed => Self::Compressed,
             SkipReason::ConcurrencyLimit => Self::ConcurrencyLimit,
+            SkipReason::DstPolicy => Self::DstPolicy,
         }
     }
 }

@@ -30,7 +30,10 @@ use url::Url;
 mod flow;
 
 use super::messages::RunInput;
-use super::translate::{DesiredSchedule, action_spec_hash, json_payload};
+use super::translate::{
+    DesiredSchedule, LAUNCHER_WORKFLOW_TYPE, LauncherInput, action_spec_hash, json_payload,
+    launcher_workflow_id,
+};
 use super::workflows::RUN_WORKFLOW_TYPE;
 use super::{ScheduleActionView, ScheduleView};
 
@@ -384,6 +387,62 @@ impl TemporalGateway {
                 Ok(_) => Ok(StartOutcome::Started),
                 Err(status) if status.code() == Code::AlreadyExists => {
                     tracing::info!(%workflow_id, "already started: duplicate");
+                    Ok(StartOutcome::Duplicate)
+                }
+                Err(status) => Err(status.into()),
+            }
+        })
+        .await
+    }
+
+    /// Starts the launcher of `scheduled_for` as the schedule would have:
+    /// under the workflow ID the schedule gives it (`launcher-{id}-{time}`),
+    /// from which the launcher learns its nominal time and runs it under its
+    /// contract ID (RejectDuplicate: the run itself happens at most once,
+    /// however many launchers). For times the engine will not fire itself (a
+    /// DST policy's extra time, a backfill the engine would not find).
+    /// `again`: start it even if a launcher of that time ran before (a
+    /// backfill asks again for a time that was skipped); otherwise
+    /// `Duplicate` when one was started before. A launcher still running is
+    /// `Duplicate` either way.
+    #[tracing::instrument(skip(self))]
+    pub async fn start_launcher(
+        &self,
+        activity_id: uuid::Uuid,
+        scheduled_for: DateTime<Utc>,
+        task_queue: &str,
+        again: bool,
+    ) -> Result<StartOutcome, GatewayError> {
+        let reuse = if again {
+            WorkflowIdReusePolicy::AllowDuplicate
+        } else {
+            WorkflowIdReusePolicy::RejectDuplicate
+        };
+        let workflow_id = launcher_workflow_id(activity_id, scheduled_for);
+        self.bounded(async {
+            let mut client = self.client().await?;
+            let request = self.request(StartWorkflowExecutionRequest {
+                namespace: self.settings.namespace.clone(),
+                workflow_id: workflow_id.clone(),
+                workflow_type: Some(WorkflowType {
+                    name: LAUNCHER_WORKFLOW_TYPE.to_owned(),
+                }),
+                task_queue: Some(TaskQueue {
+                    name: task_queue.to_owned(),
+                    ..Default::default()
+                }),
+                input: Some(Payloads {
+                    payloads: vec![json_payload(&LauncherInput { activity_id })],
+                }),
+                identity: self.settings.identity.clone(),
+                request_id: uuid::Uuid::new_v4().to_string(),
+                workflow_id_reuse_policy: reuse as i32,
+                ..Default::default()
+            });
+            match WorkflowService::start_workflow_execution(&mut client, request).await {
+                Ok(_) => Ok(StartOutcome::Started),
+                Err(status) if status.code() == Code::AlreadyExists => {
+                    tracing::info!(%workflow_id, "launcher already started: duplicate");
                     Ok(StartOutcome::Duplicate)
                 }
                 Err(status) => Err(status.into()),

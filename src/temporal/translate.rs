@@ -201,6 +201,16 @@ pub fn launcher_workflow_id_prefix(activity_id: Uuid) -> String {
     format!("launcher-{activity_id}")
 }
 
+/// The workflow ID the schedule gives the launcher of `scheduled_for`: the
+/// action's ID, a dash, and the nominal time in UTC, RFC 3339, whole seconds.
+pub fn launcher_workflow_id(activity_id: Uuid, scheduled_for: DateTime<Utc>) -> String {
+    format!(
+        "{}-{}",
+        launcher_workflow_id_prefix(activity_id),
+        scheduled_for.format("%Y-%m-%dT%H:%M:%SZ")
+    )
+}
+
 /// The schedule for an activity, or `None` when it should have none
 /// (event triggers, deleted activities).
 pub fn desired_schedule(activity: &Activity, task_queue: &str) -> Option<DesiredSchedule> {

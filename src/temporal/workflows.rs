@@ -683,5 +683,16 @@ mod tests {
             Some("2026-03-01T09:00:00+00:00".into())
         );
         assert_eq!(nominal_from_workflow_id(id, "launcher-other"), None);
+        // The ID the service gives a launcher it starts itself is the
+        // schedule's, and the launcher reads the same time back from it.
+        let at = DateTime::parse_from_rfc3339("2026-03-29T01:00:00Z")
+            .map(|t| t.with_timezone(&Utc))
+            .ok();
+        let own = at.map(|t| super::super::translate::launcher_workflow_id(id, t));
+        assert_eq!(
+            own.as_deref(),
+            Some(format!("launcher-{id}-2026-03-29T01:00:00Z").as_str())
+        );
+        assert_eq!(own.and_then(|wf| nominal_from_workflow_id(id, &wf)), at);
     }
 }

@@ -11,13 +11,15 @@ use uuid::Uuid;
 use super::activities::{Activities, SyncOutcome};
 use super::{Error, Result};
 use crate::domain::activity::Activity;
+use crate::domain::backfill::{Planned, Route, declined_reason, plan_backfill, route};
+use crate::domain::calendar::{NominalTime, TimeNote, dst_declined, times_after};
 use crate::domain::ids;
+use crate::domain::misfire::SkipReason;
 use crate::domain::run::{Run, RunTrigger};
 use crate::domain::timeline::{
     History, TimeAction, TimelineReason, TimelineStatus, reason_without_run, skipped_by_span,
 };
 use crate::domain::trigger::{Cadence, ScheduledTrigger};
-use crate::domain::window::nominal_times_between;
 use crate::store::RunStore;
 use crate::temporal::{GatewayError, ScheduleView};
 
@@ -34,8 +36,22 @@ pub struct TimeOutcome {
     /// The contract workflow ID the time runs (or would run) under.
     pub workflow_id: String,
     pub action: TimeAction,
-    /// For `skipped`: `paused`, `catchup_limit` or `compressed`.
+    /// For `skipped`: `paused`, `catchup_limit`, `compressed`, `dst_gap` or
+    /// `dst_repeat`.
     pub reason: Option<TimelineReason>,
+}
+
+/// What a backfill decided on the times of its range.
+#[derive(Debug, Clone)]
+pub struct BackfillOutcome {
+    /// Every time decided, oldest first.
+    pub times: Vec<TimeOutcome>,
+    /// `None` when the whole range was decided; otherwise the range held more
+    /// than `MAX_TIMES` of the policy's times and was cut before this one: a
+    /// backfill from here continues it.
+    pub next_start: Option<DateTime<Utc>>,
+    /// Nothing was run: the answer says what a backfill would do.
+    pub dry_run: bool,
 }
 
 /// A pause or a resume, and (for a resume of a pause) what became of the
@@ -58,9 +74,14 @@ pub struct TimelineEntry {
     /// How many attempts the time's run has had (more than 1 once retried);
     /// `None` without an executed run.
     pub attempts: Option<i32>,
+    /// `dst_gap` (shifted past a gap, or declined there) or `dst_repeat`
+    /// (a wall time that happened twice); `None` for an ordinary time.
+    pub dst: Option<TimeNote>,
 }
 
+mod extras;
 mod resume;
+pub use extras::EXTRAS_LOOKBACK;
 pub use resume::{MissedTimes, SkippedTimes};
 
 #[derive(Clone)]
@@ -85,35 +106,6 @@ pub fn run_trigger(trigger: &ScheduledTrigger) -> RunTrigger {
         Cadence::Cron { .. } => RunTrigger::Cron,
         Cadence::Interval { .. } => RunTrigger::Interval,
     }
-}
-
-/// The nominal times of a trigger in `[start, end)`, at most `cap`.
-fn times_in(
-    trigger: &ScheduledTrigger,
-    start: DateTime<Utc>,
-    end: DateTime<Utc>,
-    cap: usize,
-) -> Vec<DateTime<Utc>> {
-    let tick = chrono::Duration::nanoseconds(1);
-    nominal_times_between(&trigger.cadence, start - tick, end - tick, cap)
-}
-
-/// The nominal times in `[start, end)`, refusing a range of more than
-/// `MAX_TIMES` (named by `end_field`).
-fn bounded_times(
-    trigger: &ScheduledTrigger,
-    start: DateTime<Utc>,
-    end: DateTime<Utc>,
-    end_field: &str,
-) -> Result<Vec<DateTime<Utc>>> {
-    let times = times_in(trigger, start, end, MAX_TIMES + 1);
-    if times.len() > MAX_TIMES {
-        return Err(Error::invalid(
-            end_field,
-            format!("the range holds more than {MAX_TIMES} nominal times"),
-        ));
-    }
-    Ok(times)
 }
 
 fn executed_times(runs: Vec<Run>) -> HashSet<DateTime<Utc>> {
@@ -174,49 +166,80 @@ impl Schedules {
         Ok((activity, paused_since, sync))
     }
 
-    /// Runs every nominal time in `[start, end)` that has not run yet (at
-    /// most `MAX_TIMES`); those that ran are reported as duplicates.
+    /// Decides every nominal time in `[start, end)` under the trigger's DST
+    /// policy: the policy's times that have not run yet run (each under its
+    /// contract workflow ID), those that ran are duplicates, and the times
+    /// the policy declines are skipped with `dst_gap` or `dst_repeat`. At
+    /// most `MAX_TIMES` of the policy's times per call: a longer range is
+    /// cut, and `next_start` says where to continue. `dry_run` answers the
+    /// same and runs nothing.
     pub async fn backfill(
         &self,
         id: Uuid,
         start: DateTime<Utc>,
         end: DateTime<Utc>,
-    ) -> Result<Vec<TimeOutcome>> {
+        dry_run: bool,
+    ) -> Result<BackfillOutcome> {
         if end <= start {
             return Err(Error::invalid("end", "must be after start"));
         }
         let activity = self.activities.get(id).await?;
         let trigger = scheduled(&activity)?;
-        let times = bounded_times(trigger, start, end, "end")?;
-        let ran = executed_times(self.runs.scheduled_between(id, start, end).await?);
-        let (done, todo): (Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) =
-            times.iter().partition(|t| ran.contains(t));
-        let action = self.request_backfill(id, &todo, None).await?;
-        let outcome = |t: &DateTime<Utc>, action| TimeOutcome {
-            scheduled_for: *t,
-            workflow_id: ids::scheduled_run_workflow_id(id, *t),
-            action,
-            reason: None,
-        };
-        let mut outcomes: Vec<TimeOutcome> = done
+        // Where the range is cut does not depend on what ran: read only the
+        // runs of the part that is decided.
+        let cut = plan_backfill(trigger, start, end, &HashSet::new(), MAX_TIMES).next_start;
+        let ran = executed_times(
+            self.runs
+                .scheduled_between(id, start, cut.unwrap_or(end))
+                .await?,
+        );
+        let plan = plan_backfill(trigger, start, end, &ran, MAX_TIMES);
+        let todo: Vec<DateTime<Utc>> = plan
+            .times
             .iter()
-            .map(|t| outcome(t, TimeAction::Duplicate))
-            .chain(todo.iter().map(|t| outcome(t, action)))
+            .filter(|t| matches!(t.planned, Planned::Run(_)))
+            .map(|t| t.at)
             .collect();
-        outcomes.sort_by_key(|o| o.scheduled_for);
-        Ok(outcomes)
+        let action = if dry_run {
+            TimeAction::Backfilled
+        } else {
+            self.request_backfill(&activity, &todo, None).await?
+        };
+        let times = plan
+            .times
+            .iter()
+            .map(|t| {
+                let (action, reason) = match t.planned {
+                    Planned::Run(_) => (action, None),
+                    Planned::Duplicate => (TimeAction::Duplicate, None),
+                    Planned::Declined(reason) => (TimeAction::Skipped, Some(reason)),
+                };
+                TimeOutcome {
+                    scheduled_for: t.at,
+                    workflow_id: ids::scheduled_run_workflow_id(id, t.at),
+                    action,
+                    reason,
+                }
+            })
+            .collect();
+        Ok(BackfillOutcome {
+            times,
+            next_start: plan.next_start,
+            dry_run,
+        })
     }
 
-    /// Records `times` as asked for and asks Temporal to backfill them:
+    /// Records `times` as asked for and hands them to Temporal:
     /// `Backfilled` when Temporal accepted, `Pending` when it could not be
     /// reached (the request stays recorded and the reconciler dispatches it
     /// when Temporal returns). A refusal is an error.
     async fn request_backfill(
         &self,
-        id: Uuid,
+        activity: &Activity,
         times: &[DateTime<Utc>],
         window: Option<(DateTime<Utc>, DateTime<Utc>)>,
     ) -> Result<TimeAction> {
+        let id = activity.id;
         if times.is_empty() {
             return Ok(TimeAction::Backfilled);
         }
@@ -228,21 +251,50 @@ impl Schedules {
                 .await?;
         }
         match self
-            .activities
-            .gateway()
-            .backfill(&ids::schedule_id(id), times)
-            .await
+            .hand_over(id, activity.definition.trigger.as_scheduled(), times)
+            .await?
         {
-            Ok(()) => {
-                self.runs.mark_dispatched(id, times).await?;
-                Ok(TimeAction::Backfilled)
-            }
+            Ok(()) => Ok(TimeAction::Backfilled),
             Err(err @ GatewayError::Rejected(_)) => Err(err.into()),
             Err(err) => {
                 tracing::warn!(error = %err, "backfill recorded; Temporal unreachable, the reconciler will dispatch it");
                 Ok(TimeAction::Pending)
             }
         }
+    }
+
+    /// Hands requested times to Temporal and marks those it took as
+    /// dispatched: a schedule backfill of exactly `[t, t]` for each time the
+    /// engine fires that way, and the launcher started under the schedule's
+    /// own workflow ID for the others (a DST policy's extra times). Either
+    /// way the launcher runs the time under its contract workflow ID. The
+    /// outer error is the database's, the inner one Temporal's.
+    async fn hand_over(
+        &self,
+        id: Uuid,
+        trigger: Option<&ScheduledTrigger>,
+        times: &[DateTime<Utc>],
+    ) -> Result<std::result::Result<(), GatewayError>> {
+        let (by_schedule, by_launcher): (Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) = times
+            .iter()
+            .partition(|t| trigger.is_none_or(|trigger| route(trigger, **t) == Route::Schedule));
+        let gateway = self.activities.gateway();
+        if !by_schedule.is_empty() {
+            if let Err(err) = gateway.backfill(&ids::schedule_id(id), &by_schedule).await {
+                return Ok(Err(err));
+            }
+            self.runs.mark_dispatched(id, &by_schedule).await?;
+        }
+        for t in by_launcher {
+            if let Err(err) = gateway
+                .start_launcher(id, t, self.activities.task_queue(), true)
+                .await
+            {
+                return Ok(Err(err));
+            }
+            self.runs.mark_dispatched(id, &[t]).await?;
+        }
+        Ok(Ok(()))
     }
 
     /// Hands Temporal the requested times it could not take when they were
@@ -263,22 +315,27 @@ impl Schedules {
         };
         let mut dispatched = 0;
         for (activity_id, times) in pending {
-            let schedule_id = ids::schedule_id(activity_id);
-            match self
-                .activities
-                .gateway()
-                .backfill(&schedule_id, &times)
-                .await
-            {
-                Ok(()) => {
-                    if let Err(err) = self.runs.mark_dispatched(activity_id, &times).await {
-                        tracing::warn!(error = %err, %activity_id, "backfill dispatched but not marked");
-                    }
+            // The trigger decides how each time reaches Temporal; without
+            // it (the database did not answer) the times wait for a pass
+            // that can read it.
+            let activity = match self.activities.get_any(activity_id).await {
+                Ok(activity) => activity,
+                Err(err) => {
+                    tracing::warn!(error = %err, %activity_id, "pending backfill waits: activity not read");
+                    continue;
+                }
+            };
+            let trigger = activity.definition.trigger.as_scheduled();
+            match self.hand_over(activity_id, trigger, &times).await {
+                Ok(Ok(())) => {
                     tracing::info!(%activity_id, times = times.len(), "pending backfill dispatched");
                     dispatched += times.len();
                 }
-                Err(err) => {
+                Ok(Err(err)) => {
                     tracing::warn!(error = %err, %activity_id, "pending backfill still not accepted");
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, %activity_id, "backfill dispatched but not marked");
                 }
             }
         }
@@ -296,7 +353,9 @@ impl Schedules {
     }
 
     /// Every nominal time in `[from, to)` (at most `MAX_TIMES`) with its run,
-    /// or why there is none.
+    /// or why there is none; with them, the times the DST policy declines
+    /// (`dst_gap`, `dst_repeat`), so every time the engine or the wall clock
+    /// offers is accounted for.
     pub async fn timeline(
         &self,
         id: Uuid,
@@ -308,7 +367,7 @@ impl Schedules {
         }
         let activity = self.activities.get_any(id).await?;
         let trigger = scheduled(&activity)?;
-        let times = bounded_times(trigger, from, to, "to")?;
+        let (wanted, declined) = timeline_times(trigger, from, to)?;
         let runs: HashMap<DateTime<Utc>, Run> = self
             .runs
             .scheduled_between(id, from, to)
@@ -329,41 +388,73 @@ impl Schedules {
             updated_at: activity.updated_at,
             now: Utc::now(),
         };
-        Ok(times
-            .into_iter()
-            .map(|t| {
-                let workflow_id = ids::scheduled_run_workflow_id(id, t);
-                match runs.get(&t) {
-                    Some(run) => TimelineEntry {
-                        scheduled_for: t,
-                        workflow_id,
-                        run_id: Some(run.run_id),
-                        status: run.status.into(),
-                        reason: run.skip_reason.map(Into::into),
-                        attempts: run.executed().then_some(run.attempt),
-                    },
-                    None => match skipped_by_span(t, &spans) {
-                        Some(reason) => TimelineEntry {
-                            scheduled_for: t,
-                            workflow_id,
-                            run_id: None,
-                            status: TimelineStatus::Skipped,
-                            reason: Some(reason.into()),
-                            attempts: None,
-                        },
-                        None => TimelineEntry {
-                            scheduled_for: t,
-                            workflow_id,
-                            run_id: None,
-                            status: TimelineStatus::None,
-                            reason: Some(reason_without_run(t, &history)),
-                            attempts: None,
-                        },
-                    },
-                }
+        let dst = |note: TimeNote| (note != TimeNote::Normal).then_some(note);
+        let with_run = |t: &NominalTime, run: &Run, declined: bool| TimelineEntry {
+            scheduled_for: t.at,
+            workflow_id: ids::scheduled_run_workflow_id(id, t.at),
+            run_id: Some(run.run_id),
+            status: run.status.into(),
+            reason: match run.skip_reason {
+                // The launcher refused the engine's fire: say which kind.
+                Some(SkipReason::DstPolicy) if declined => Some(declined_reason(t.note)),
+                other => other.map(Into::into),
+            },
+            attempts: run.executed().then_some(run.attempt),
+            dst: dst(t.note),
+        };
+        let without_run = |t: &NominalTime, status, reason| TimelineEntry {
+            scheduled_for: t.at,
+            workflow_id: ids::scheduled_run_workflow_id(id, t.at),
+            run_id: None,
+            status,
+            reason: Some(reason),
+            attempts: None,
+            dst: dst(t.note),
+        };
+        let mut entries: Vec<TimelineEntry> = wanted
+            .iter()
+            .map(|t| match runs.get(&t.at) {
+                Some(run) => with_run(t, run, false),
+                None => match skipped_by_span(t.at, &spans) {
+                    Some(reason) => without_run(t, TimelineStatus::Skipped, reason.into()),
+                    None => {
+                        without_run(t, TimelineStatus::None, reason_without_run(t.at, &history))
+                    }
+                },
             })
-            .collect())
+            .chain(declined.iter().map(|t| match runs.get(&t.at) {
+                Some(run) => with_run(t, run, true),
+                None => without_run(t, TimelineStatus::None, declined_reason(t.note)),
+            }))
+            .collect();
+        entries.sort_by_key(|e| e.scheduled_for);
+        Ok(entries)
     }
+}
+
+/// The policy's times in `[from, to)` (refusing more than `MAX_TIMES`, named
+/// by `to`), and the times its DST policy declines there.
+fn timeline_times(
+    trigger: &ScheduledTrigger,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<(Vec<NominalTime>, Vec<NominalTime>)> {
+    let tick = chrono::Duration::nanoseconds(1);
+    let (Some(after), Some(until)) = (from.checked_sub_signed(tick), to.checked_sub_signed(tick))
+    else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let wanted: Vec<NominalTime> = times_after(&trigger.cadence, after)
+        .take_while(|t| t.at <= until)
+        .take(MAX_TIMES + 1)
+        .collect();
+    if wanted.len() > MAX_TIMES {
+        return Err(Error::invalid(
+            "to",
+            format!("the range holds more than {MAX_TIMES} nominal times"),
+        ));
+    }
+    Ok((wanted, dst_declined(&trigger.cadence, after, until)))
 }
 
 #[cfg(test)]

@@ -118,7 +118,7 @@ impl Schedules {
         let mut times = plan.run.clone();
         times.extend(&in_flight);
         let window = plan.run.last().copied().zip(plan.window_start);
-        let action = self.request_backfill(id, &times, window).await?;
+        let action = self.request_backfill(activity, &times, window).await?;
         let count = |wanted: TimeAction| {
             if action == wanted {
                 plan.run.len() as u64

@@ -193,3 +193,131 @@ fn engine_fires_is_the_engines_chain() {
         }
     }
 }
+
+#[test]
+fn declined_times_are_the_ones_no_policy_run_takes() {
+    let declined = |expr, zone, p, from, to| -> Vec<(String, TimeNote)> {
+        dst_declined(&cron(expr, zone, p), utc(from), utc(to))
+            .into_iter()
+            .map(|t| (t.at.to_rfc3339(), t.note))
+            .collect()
+    };
+    let (first, last, both) = (Repeated::First, Repeated::Last, Repeated::Both);
+    let (shift, skip) = (Skipped::Shift, Skipped::Skip);
+    let autumn = ("2026-10-24T00:00:00Z", "2026-10-26T00:00:00Z");
+    let spring = ("2026-03-28T00:00:00Z", "2026-03-30T00:00:00Z");
+    // Berlin 02:30 twice: the occurrence the policy does not run.
+    assert_eq!(
+        declined(
+            "30 2 * * *",
+            "Europe/Berlin",
+            policy(first, shift),
+            autumn.0,
+            autumn.1
+        ),
+        [("2026-10-25T01:30:00+00:00".into(), TimeNote::DstRepeat)]
+    );
+    assert_eq!(
+        declined(
+            "30 2 * * *",
+            "Europe/Berlin",
+            policy(last, shift),
+            autumn.0,
+            autumn.1
+        ),
+        [("2026-10-25T00:30:00+00:00".into(), TimeNote::DstRepeat)]
+    );
+    assert!(
+        declined(
+            "30 2 * * *",
+            "Europe/Berlin",
+            policy(both, skip),
+            autumn.0,
+            autumn.1
+        )
+        .is_empty()
+    );
+    // Berlin 02:30 missing: under `skip`, the instant it would shift to.
+    assert_eq!(
+        declined(
+            "30 2 * * *",
+            "Europe/Berlin",
+            policy(first, skip),
+            spring.0,
+            spring.1
+        ),
+        [("2026-03-29T01:00:00+00:00".into(), TimeNote::DstGap)]
+    );
+    assert!(
+        declined(
+            "30 2 * * *",
+            "Europe/Berlin",
+            policy(first, shift),
+            spring.0,
+            spring.1
+        )
+        .is_empty()
+    );
+    // Lord Howe's 30-minute gap: the engine fires 02:45 (15:45Z), the
+    // policy shifts to 02:30 (15:30Z) or skips; 02:45 is declined either way.
+    let lh = ("2027-10-02T00:00:00Z", "2027-10-04T00:00:00Z");
+    assert_eq!(
+        declined(
+            "15 2 * * *",
+            "Australia/Lord_Howe",
+            policy(first, shift),
+            lh.0,
+            lh.1
+        ),
+        [("2027-10-02T15:45:00+00:00".into(), TimeNote::DstGap)]
+    );
+    assert_eq!(
+        declined(
+            "15 2 * * *",
+            "Australia/Lord_Howe",
+            policy(first, skip),
+            lh.0,
+            lh.1
+        ),
+        [
+            ("2027-10-02T15:30:00+00:00".into(), TimeNote::DstGap),
+            ("2027-10-02T15:45:00+00:00".into(), TimeNote::DstGap)
+        ]
+    );
+    // Ordinary days decline nothing.
+    assert!(
+        declined(
+            "30 2 * * *",
+            "Europe/Berlin",
+            DEFAULT,
+            "2026-06-01T00:00:00Z",
+            "2026-07-01T00:00:00Z"
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn excluded_fires_and_backfillable_times() {
+    let berlin = cron("30 2 * * *", "Europe/Berlin", DEFAULT);
+    // The engine fires the second 02:30; the default policy wants the first.
+    assert!(dst_excludes(&berlin, utc("2026-10-25T01:30:00Z")));
+    assert!(!dst_excludes(&berlin, utc("2026-10-25T00:30:00Z")));
+    // Away from a change, an unknown time is not the policy's to refuse.
+    assert!(!dst_excludes(&berlin, utc("2026-06-01T01:23:00Z")));
+    assert!(!dst_excludes(&berlin, utc("2026-06-01T00:30:00Z")));
+    // A backfill of [t, t] fires t where the engine's walk from just
+    // before it finds t: not the first 02:30 (the engine resolves 02:30 to
+    // the second), not the second either (a walk that starts inside the
+    // second copy of the hour adds an hour: it finds 02:30Z), not the
+    // shifted 03:00 of the spring day. The running chain reaches the second
+    // 02:30 from before the repeat, and fires it.
+    assert!(engine_backfills(&berlin, utc("2026-06-01T00:30:00Z")));
+    assert!(!engine_backfills(&berlin, utc("2026-10-25T01:30:00Z")));
+    assert!(engine_fires(&berlin, utc("2026-10-25T01:30:00Z")));
+    assert!(!engine_backfills(&berlin, utc("2026-10-25T00:30:00Z")));
+    assert!(!engine_backfills(&berlin, utc("2026-03-29T01:00:00Z")));
+    let new_york = cron("30 1 * * *", "America/New_York", DEFAULT);
+    assert!(engine_backfills(&new_york, utc("2026-11-01T05:30:00Z")));
+    assert!(engine_backfills(&new_york, utc("2026-11-01T06:30:00Z")));
+}
