@@ -470,3 +470,174 @@ async fn a_queued_run_is_visible_and_can_be_cancelled(pool: PgPool) {
         .unwrap_or_default();
     assert_eq!(gauge(&metrics).as_deref(), Some("0"), "{metrics}");
 }
+
+fn at(v: &Value) -> chrono::DateTime<chrono::FixedOffset> {
+    chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{v}: {e}"))
+}
+
+/// `flow.rate_limit` is validated field by field, stored and returned.
+#[sqlx::test(migrations = "./migrations")]
+async fn rate_limit_is_validated_stored_and_returned(pool: PgPool) {
+    let app = app(pool).await;
+    let (status, problem) = json(
+        app.post(
+            "/v1/activities",
+            &event_activity(
+                "https://x.example/",
+                Some(
+                    json!({"rate_limit": {"limit": 0, "period": "P1M", "key": "/payload/~x",
+                            "on_limit": "cancel_oldest"}}),
+                ),
+            ),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 422, "{problem}");
+    let fields: HashSet<&str> = problem["errors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["field"].as_str())
+        .collect();
+    for field in [
+        "flow.rate_limit.limit",
+        "flow.rate_limit.period",
+        "flow.rate_limit.key",
+        "flow.rate_limit.on_limit",
+    ] {
+        assert!(fields.contains(field), "{field} in {problem}");
+    }
+    let (status, problem) = json(
+        app.post(
+            "/v1/activities",
+            &event_activity(
+                "https://x.example/",
+                Some(json!({"rate_limit": {"limit": 5, "period": "PT0S"}})),
+            ),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 422, "{problem}");
+    assert_eq!(problem["errors"][0]["field"], "flow.rate_limit.period");
+
+    let created = app
+        .create(&event_activity(
+            "https://x.example/",
+            Some(
+                json!({"rate_limit": {"limit": 5, "period": "PT60S", "key": "/payload/customer"}}),
+            ),
+        ))
+        .await;
+    let want = json!({"rate_limit": {"limit": 5, "period": "PT1M", "key": "/payload/customer",
+                                     "on_limit": "queue"}});
+    assert_eq!(created["flow"], want);
+    let id = created["id"].as_str().unwrap_or_default();
+    let (_, fetched) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+    assert_eq!(fetched["flow"], want);
+}
+
+/// The rate-limit Show item: 50 events at once under `rate_limit {
+/// limit: 5, period: PT1S }`: by the runs' recorded start times, no window
+/// of one second holds more than 5 starts, and every event ran exactly once.
+#[sqlx::test(migrations = "./migrations")]
+async fn rate_limit_spreads_a_burst_of_50_events_to_5_starts_a_second(pool: PgPool) {
+    let app = app(pool).await;
+    let _worker = app.worker(true, Default::default());
+    let _dispatcher = app.dispatcher();
+    let sink = HoldingSink::start(Duration::from_millis(50)).await;
+    let created = app
+        .create(&event_activity(
+            &sink.url,
+            Some(json!({"rate_limit": {"limit": 5, "period": "PT1S"}})),
+        ))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    post_burst(&app, 50, 10).await;
+    let runs = ended_runs(&app, &id, 50).await;
+    assert!(
+        runs.iter().all(|r| r["status"] == "succeeded"),
+        "{:?}",
+        runs.iter().map(|r| &r["status"]).collect::<Vec<_>>()
+    );
+    let mut starts: Vec<_> = runs.iter().map(|r| at(&r["started_at"])).collect();
+    starts.sort();
+    // Sliding: any 6 consecutive starts span at least the period.
+    for six in starts.windows(6) {
+        assert!(
+            six[5] - six[0] >= chrono::Duration::seconds(1),
+            "6 starts within less than a second: {six:?}"
+        );
+    }
+    let most = starts
+        .iter()
+        .map(|s| {
+            starts
+                .iter()
+                .filter(|t| *t >= s && **t - *s < chrono::Duration::seconds(1))
+                .count()
+        })
+        .max()
+        .unwrap_or_default();
+    println!(
+        "most starts within one second: {most}; first to last start: {:?}",
+        starts.last().zip(starts.first()).map(|(l, f)| *l - *f)
+    );
+    // The limit did hold runs back: 50 events posted at once, so without it
+    // none would wait a whole period for its start.
+    assert!(
+        runs.iter()
+            .any(|r| at(&r["started_at"]) - at(&r["flow"]["queued_at"])
+                >= chrono::Duration::seconds(1)),
+        "no run waited for the window"
+    );
+    // Every event ran exactly once, by the sink's count.
+    let mut calls: HashMap<String, usize> = HashMap::new();
+    for event in sink.overlap().events {
+        *calls.entry(event).or_default() += 1;
+    }
+    assert_eq!(calls.len(), 50, "{calls:?}");
+    assert!(calls.values().all(|&n| n == 1), "{calls:?}");
+}
+
+/// `rate_limit` with `on_limit: skip`: runs past the limit within the
+/// period are recorded `skipped` with reason `rate_limited` and never call.
+#[sqlx::test(migrations = "./migrations")]
+async fn rate_limit_skip_records_rate_limited(pool: PgPool) {
+    let app = app(pool).await;
+    let _worker = app.worker(true, Default::default());
+    let _dispatcher = app.dispatcher();
+    let sink = HoldingSink::start(Duration::from_millis(50)).await;
+    let created = app
+        .create(&event_activity(
+            &sink.url,
+            // A period far longer than the test takes, however loaded.
+            Some(json!({"rate_limit": {"limit": 2, "period": "PT30M", "on_limit": "skip"}})),
+        ))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    post_burst(&app, 5, 1).await;
+    let runs = ended_runs(&app, &id, 5).await;
+    let succeeded: Vec<_> = runs.iter().filter(|r| r["status"] == "succeeded").collect();
+    let skipped: Vec<_> = runs.iter().filter(|r| r["status"] == "skipped").collect();
+    assert_eq!(succeeded.len(), 2, "{runs:?}");
+    assert_eq!(skipped.len(), 3, "{runs:?}");
+    for run in &skipped {
+        assert_eq!(run["skip_reason"], "rate_limited", "{run}");
+        assert_eq!(run["tasks_succeeded"], 0, "{run}");
+    }
+    let called: HashSet<String> = sink.overlap().events.into_iter().collect();
+    let ran: HashSet<String> = succeeded
+        .iter()
+        .map(|r| r["event_id"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(called.len(), 2, "{called:?}");
+    for event in &ran {
+        assert!(
+            called.iter().any(|c| c.ends_with(event.as_str())),
+            "{event} in {called:?}"
+        );
+    }
+}

@@ -5,8 +5,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::domain::FieldError;
+use crate::domain::duration::IsoDuration;
 use crate::domain::flow::KeyUsage;
-use crate::domain::flow::{Concurrency, Flow, FlowKey, MAX_LIMIT, OnLimit};
+use crate::domain::flow::{
+    Concurrency, Flow, FlowKey, MAX_LIMIT, MAX_RATE_PERIOD, MIN_RATE_PERIOD, OnLimit, RateLimit,
+    RateOnLimit,
+};
 
 /// Flow control of this activity's runs, whatever started them (schedule,
 /// event, manual trigger, backfill, retry).
@@ -15,6 +19,8 @@ use crate::domain::flow::{Concurrency, Flow, FlowKey, MAX_LIMIT, OnLimit};
 pub struct FlowBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<ConcurrencyBody>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<RateLimitBody>,
 }
 
 /// At most `limit` runs of this activity running at once, per `key`.
@@ -37,6 +43,35 @@ pub struct ConcurrencyBody {
     /// key is cancelled, then this one starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<OnLimit>)]
+    pub on_limit: Option<String>,
+}
+
+/// At most `limit` run starts of this activity per `period`, per `key`, in
+/// any window of that length (sliding). With `concurrency` too, a run first
+/// takes its concurrency slot, then waits for its start.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitBody {
+    /// Run starts allowed per `period` per key, 1 to 1000.
+    #[schema(minimum = 1, maximum = 1000, example = 5)]
+    pub limit: i64,
+    /// The window, an ISO-8601 duration from `PT0.1S` to `P1D` (days,
+    /// hours, minutes, seconds).
+    #[schema(
+        example = "PT1S",
+        pattern = r"^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$"
+    )]
+    pub period: String,
+    /// What groups runs, as in `concurrency.key`. Absent: one group for the
+    /// whole activity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "/payload/customer", max_length = 200)]
+    pub key: Option<String>,
+    /// `queue` (default): the run waits with status `queued` until the
+    /// window has room for it, first in first out per key; `skip`: it is
+    /// recorded `skipped` with reason `rate_limited`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<RateOnLimit>)]
     pub on_limit: Option<String>,
 }
 
@@ -73,7 +108,58 @@ pub fn parse_flow(errors: &mut Vec<FieldError>, body: Option<FlowBody>) -> Optio
             on_limit,
         })
     });
-    let flow = Flow { concurrency };
+    let rate_limit = body.rate_limit.and_then(|r| {
+        let before = errors.len();
+        let limit = match r.limit {
+            n if (1..=i64::from(MAX_LIMIT)).contains(&n) => n as u32,
+            _ => {
+                errors.push(FieldError::new(
+                    "flow.rate_limit.limit",
+                    format!("must be from 1 to {MAX_LIMIT}"),
+                ));
+                0
+            }
+        };
+        let period = match IsoDuration::parse(&r.period) {
+            Ok(p) if (MIN_RATE_PERIOD..=MAX_RATE_PERIOD).contains(&p.as_std()) => Some(p),
+            Ok(_) => {
+                errors.push(FieldError::new(
+                    "flow.rate_limit.period",
+                    "must be from PT0.1S to P1D",
+                ));
+                None
+            }
+            Err(m) => {
+                errors.push(FieldError::new("flow.rate_limit.period", m));
+                None
+            }
+        };
+        let key = r.key.as_deref().and_then(|k| {
+            FlowKey::parse(k)
+                .map_err(|m| errors.push(FieldError::new("flow.rate_limit.key", m)))
+                .ok()
+        });
+        let on_limit = match r.on_limit.as_deref() {
+            None => RateOnLimit::Queue,
+            Some(text) => RateOnLimit::parse(text).unwrap_or_else(|m| {
+                errors.push(FieldError::new("flow.rate_limit.on_limit", m));
+                RateOnLimit::Queue
+            }),
+        };
+        match (period, errors.len() == before) {
+            (Some(period), true) => Some(RateLimit {
+                limit,
+                period,
+                key,
+                on_limit,
+            }),
+            _ => None,
+        }
+    });
+    let flow = Flow {
+        concurrency,
+        rate_limit,
+    };
     (!flow.is_empty()).then_some(flow)
 }
 
@@ -119,6 +205,12 @@ pub fn flow_body(flow: &Flow) -> FlowBody {
             key: c.key.as_ref().map(|k| k.as_str().to_owned()),
             on_limit: Some(c.on_limit.as_str().to_owned()),
         }),
+        rate_limit: flow.rate_limit.as_ref().map(|r| RateLimitBody {
+            limit: i64::from(r.limit),
+            period: r.period.to_string(),
+            key: r.key.as_ref().map(|k| k.as_str().to_owned()),
+            on_limit: Some(r.on_limit.as_str().to_owned()),
+        }),
     }
 }
 
@@ -153,6 +245,32 @@ mod tests {
             fields(serde_json::json!({"concurrency": {"limit": 2, "key": "/payload/c"}}))
                 .is_empty()
         );
+        assert_eq!(
+            fields(serde_json::json!({"rate_limit": {"limit": 0, "period": "PT1S"}})),
+            ["flow.rate_limit.limit"]
+        );
+        assert_eq!(
+            fields(
+                serde_json::json!({"rate_limit": {"limit": 1001, "period": "P1M",
+                "key": "/a~9", "on_limit": "cancel_oldest"}})
+            ),
+            [
+                "flow.rate_limit.limit",
+                "flow.rate_limit.period",
+                "flow.rate_limit.key",
+                "flow.rate_limit.on_limit"
+            ]
+        );
+        for period in ["PT0S", "PT0.05S", "P2D"] {
+            assert_eq!(
+                fields(serde_json::json!({"rate_limit": {"limit": 5, "period": period}})),
+                ["flow.rate_limit.period"],
+                "{period}"
+            );
+        }
+        assert!(
+            fields(serde_json::json!({"rate_limit": {"limit": 5, "period": "PT1S"}})).is_empty()
+        );
     }
 
     #[test]
@@ -164,6 +282,17 @@ mod tests {
         assert_eq!(
             back,
             serde_json::json!({"concurrency": {"limit": 3, "on_limit": "queue"}})
+        );
+        let body: FlowBody = serde_json::from_value(
+            serde_json::json!({"rate_limit": {"limit": 5, "period": "PT60S", "key": "/payload/c"}}),
+        )
+        .unwrap();
+        let flow = parse_flow(&mut Vec::new(), Some(body)).unwrap();
+        let back = serde_json::to_value(flow_body(&flow)).unwrap();
+        assert_eq!(
+            back,
+            serde_json::json!({"rate_limit": {"limit": 5, "period": "PT1M", "key": "/payload/c",
+                "on_limit": "queue"}})
         );
     }
 }

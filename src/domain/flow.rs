@@ -3,7 +3,10 @@
 //! slot bookkeeping itself lives in PostgreSQL (`store::flow`), which asks
 //! [`admit`] what to do with the facts it read under its lock.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+
+use super::duration::IsoDuration;
 
 named_enum! {
     /// What a run does when its key already has `limit` runs running.
@@ -92,11 +95,51 @@ impl Concurrency {
     }
 }
 
+named_enum! {
+    /// What a run does when its key already started `limit` runs within
+    /// `period`.
+    pub enum RateOnLimit ("on_limit") {
+        /// Wait, status `queued`, first in first out per key; start as soon
+        /// as the window has room.
+        Queue = "queue",
+        /// Do not run: recorded `skipped`, reason `rate_limited`.
+        Skip = "skip",
+    }
+}
+
+/// The longest rate-limit `period` accepted.
+pub const MAX_RATE_PERIOD: std::time::Duration = std::time::Duration::from_secs(86_400);
+/// The shortest rate-limit `period` accepted.
+pub const MIN_RATE_PERIOD: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// `rate_limit`: at most `limit` run starts per `period` per key, in any
+/// window of that length (sliding, not calendar-aligned).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RateLimit {
+    pub limit: u32,
+    pub period: IsoDuration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<FlowKey>,
+    pub on_limit: RateOnLimit,
+}
+
+impl RateLimit {
+    /// The key of one run; without `key`, every run of the activity shares one.
+    pub fn key_of(&self, event: Option<&serde_json::Value>) -> String {
+        self.key
+            .as_ref()
+            .map(|k| k.resolve(event))
+            .unwrap_or_default()
+    }
+}
+
 /// An activity's flow control; every part optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Flow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<Concurrency>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<RateLimit>,
 }
 
 impl Flow {
@@ -159,6 +202,59 @@ pub fn admit(facts: SlotFacts, on_limit: OnLimit) -> Admission {
     }
 }
 
+/// What the start log held for one (activity, key) when a run asked for a
+/// start under a rate limit, read under the key's lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateFacts<'a> {
+    pub limit: u32,
+    pub period: chrono::Duration,
+    /// The database's clock when it asked.
+    pub now: DateTime<Utc>,
+    /// The starts within `(now - period, now]`, oldest first.
+    pub window: &'a [DateTime<Utc>],
+    /// Runs waiting for a start before this one for the same key.
+    pub ahead: u32,
+}
+
+/// What a run asking for a start under a rate limit does now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateAdmission {
+    /// Start now (and so do the runs ahead of it, in order).
+    Start,
+    /// Do not run (`on_limit: skip`).
+    Skip,
+    /// Stay queued and ask again at this time: when the oldest start that
+    /// must leave the window for this run's turn has left it.
+    WaitUntil(DateTime<Utc>),
+}
+
+/// The decision: a run starts only when the window `(now - period, now]`
+/// has room for it after every run queued ahead of it started (FIFO). As
+/// every start is checked this way against all starts before it, no window
+/// of length `period` ever holds more than `limit` starts: were there
+/// `limit + 1` within less than `period`, the last one would have counted
+/// the other `limit` in its window.
+pub fn admit_rate(facts: RateFacts<'_>, on_limit: RateOnLimit) -> RateAdmission {
+    let started = facts.window.len().min(u32::MAX as usize) as u32;
+    let free = facts.limit.saturating_sub(started);
+    if facts.ahead < free {
+        return RateAdmission::Start;
+    }
+    if on_limit == RateOnLimit::Skip {
+        return RateAdmission::Skip;
+    }
+    // This run's turn needs `started + ahead + 1 - limit` starts to have
+    // left the window: the one at that (0-based: one less) position.
+    let must_leave =
+        (started as usize + facts.ahead as usize + 1).saturating_sub(facts.limit as usize);
+    match must_leave.checked_sub(1).and_then(|i| facts.window.get(i)) {
+        Some(start) => RateAdmission::WaitUntil(*start + facts.period),
+        // Runs ahead still have to start: their own starts fill the window
+        // first, so ask again a period from now at the latest.
+        None => RateAdmission::WaitUntil(facts.now + facts.period),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +289,46 @@ mod tests {
                 admit(facts(limit, held, ahead), on_limit),
                 want,
                 "limit {limit} held {held} ahead {ahead} {on_limit}"
+            );
+        }
+    }
+
+    #[test]
+    fn rate_admission_table() {
+        use RateAdmission::*;
+        let t0 = DateTime::parse_from_rfc3339("2026-12-04T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let ms = chrono::Duration::milliseconds;
+        let now = t0 + ms(1000);
+        // Starts at t0+100ms, +200ms, ... +500ms: five within the last second.
+        let window: Vec<_> = (1..=5).map(|i| t0 + ms(100 * i)).collect();
+        let facts = |limit, n: usize, ahead| RateFacts {
+            limit,
+            period: ms(1000),
+            now,
+            window: &window[..n],
+            ahead,
+        };
+        let q = RateOnLimit::Queue;
+        let cases = [
+            // (limit, starts in window, ahead, on_limit) => decision
+            ((5, 0, 0, q), Start),
+            ((5, 4, 0, q), Start),
+            ((5, 3, 1, q), Start), // two free: the run ahead takes one, this one the other
+            ((5, 4, 1, q), WaitUntil(t0 + ms(1100))), // the oldest leaves, then it is second
+            ((5, 5, 0, q), WaitUntil(t0 + ms(1100))),
+            ((5, 5, 2, q), WaitUntil(t0 + ms(1300))), // third in line: the third oldest
+            ((5, 5, 9, q), WaitUntil(now + ms(1000))), // the queue ahead fills the window first
+            ((3, 5, 0, q), WaitUntil(t0 + ms(1300))), // over a lowered limit
+            ((5, 5, 0, RateOnLimit::Skip), Skip),
+            ((5, 4, 0, RateOnLimit::Skip), Start),
+        ];
+        for ((limit, n, ahead, on_limit), want) in cases {
+            assert_eq!(
+                admit_rate(facts(limit, n, ahead), on_limit),
+                want,
+                "limit {limit} started {n} ahead {ahead} {on_limit}"
             );
         }
     }

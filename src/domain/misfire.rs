@@ -18,6 +18,9 @@ named_enum! {
         /// Its key had `flow.concurrency.limit` runs running
         /// (`on_limit: skip`).
         ConcurrencyLimit = "concurrency_limit",
+        /// Its key had started `flow.rate_limit.limit` runs within
+        /// `flow.rate_limit.period` (`on_limit: skip`).
+        RateLimited = "rate_limited",
     }
 }
 

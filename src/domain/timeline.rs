@@ -29,6 +29,8 @@ named_enum! {
         OverlapSkipped = "overlap_skipped",
         /// Recorded skip: `flow.concurrency` was at its limit (`on_limit: skip`).
         ConcurrencyLimit = "concurrency_limit",
+        /// Recorded skip: `flow.rate_limit` was at its limit (`on_limit: skip`).
+        RateLimited = "rate_limited",
     }
 }
 
@@ -39,6 +41,7 @@ impl From<SkipReason> for TimelineReason {
             SkipReason::CatchupLimit => Self::CatchupLimit,
             SkipReason::Compressed => Self::Compressed,
             SkipReason::ConcurrencyLimit => Self::ConcurrencyLimit,
+            SkipReason::RateLimited => Self::RateLimited,
         }
     }
 }
