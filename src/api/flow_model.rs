@@ -8,8 +8,8 @@ use crate::domain::FieldError;
 use crate::domain::duration::IsoDuration;
 use crate::domain::flow::KeyUsage;
 use crate::domain::flow::{
-    Concurrency, Flow, FlowKey, MAX_LIMIT, MAX_RATE_PERIOD, MIN_RATE_PERIOD, OnLimit, RateLimit,
-    RateOnLimit,
+    Concurrency, Debounce, Flow, FlowKey, MAX_DEBOUNCE_PERIOD, MAX_LIMIT, MAX_RATE_PERIOD,
+    MIN_RATE_PERIOD, OnLimit, RateLimit, RateOnLimit,
 };
 
 /// Flow control of this activity's runs, whatever started them (schedule,
@@ -21,6 +21,9 @@ pub struct FlowBody {
     pub concurrency: Option<ConcurrencyBody>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limit: Option<RateLimitBody>,
+    /// Event triggers only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce: Option<DebounceBody>,
 }
 
 /// At most `limit` runs of this activity running at once, per `key`.
@@ -73,6 +76,28 @@ pub struct RateLimitBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<RateOnLimit>)]
     pub on_limit: Option<String>,
+}
+
+/// A burst of events of one `key`, each within `period` of the one before,
+/// becomes one run of the burst's last event, started `period` after it; its
+/// event carries `debounce: {absorbed_count, absorbed_event_ids}`. The other
+/// events are recorded as `skipped` runs (reason `debounced`), and their
+/// dispatches name the run that took them. Event triggers only.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DebounceBody {
+    /// The quiet time that ends a burst, an ISO-8601 duration from `PT0.1S`
+    /// to `P1D`.
+    #[schema(
+        example = "PT2S",
+        pattern = r"^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$"
+    )]
+    pub period: String,
+    /// What groups events, a JSON pointer into the event or a constant, as
+    /// in `concurrency.key`. Absent: one group for the whole activity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "/payload/doc", max_length = 200)]
+    pub key: Option<String>,
 }
 
 /// Parses `flow`, naming fields `flow.concurrency.limit` and so on.
@@ -156,9 +181,36 @@ pub fn parse_flow(errors: &mut Vec<FieldError>, body: Option<FlowBody>) -> Optio
             _ => None,
         }
     });
+    let debounce = body.debounce.and_then(|d| {
+        let before = errors.len();
+        let period = match IsoDuration::parse(&d.period) {
+            Ok(p) if (MIN_RATE_PERIOD..=MAX_DEBOUNCE_PERIOD).contains(&p.as_std()) => Some(p),
+            Ok(_) => {
+                errors.push(FieldError::new(
+                    "flow.debounce.period",
+                    "must be from PT0.1S to P1D",
+                ));
+                None
+            }
+            Err(m) => {
+                errors.push(FieldError::new("flow.debounce.period", m));
+                None
+            }
+        };
+        let key = d.key.as_deref().and_then(|k| {
+            FlowKey::parse(k)
+                .map_err(|m| errors.push(FieldError::new("flow.debounce.key", m)))
+                .ok()
+        });
+        match (period, errors.len() == before) {
+            (Some(period), true) => Some(Debounce { period, key }),
+            _ => None,
+        }
+    });
     let flow = Flow {
         concurrency,
         rate_limit,
+        debounce,
     };
     (!flow.is_empty()).then_some(flow)
 }
@@ -210,6 +262,10 @@ pub fn flow_body(flow: &Flow) -> FlowBody {
             period: r.period.to_string(),
             key: r.key.as_ref().map(|k| k.as_str().to_owned()),
             on_limit: Some(r.on_limit.as_str().to_owned()),
+        }),
+        debounce: flow.debounce.as_ref().map(|d| DebounceBody {
+            period: d.period.to_string(),
+            key: d.key.as_ref().map(|k| k.as_str().to_owned()),
         }),
     }
 }
@@ -270,6 +326,14 @@ mod tests {
         }
         assert!(
             fields(serde_json::json!({"rate_limit": {"limit": 5, "period": "PT1S"}})).is_empty()
+        );
+        assert_eq!(
+            fields(serde_json::json!({"debounce": {"period": "PT0S", "key": "/a~"}})),
+            ["flow.debounce.period", "flow.debounce.key"]
+        );
+        assert!(
+            fields(serde_json::json!({"debounce": {"period": "PT2S", "key": "/payload/doc"}}))
+                .is_empty()
         );
     }
 

@@ -133,6 +133,29 @@ impl RateLimit {
     }
 }
 
+/// The longest debounce `period` accepted.
+pub const MAX_DEBOUNCE_PERIOD: std::time::Duration = std::time::Duration::from_secs(86_400);
+
+/// `debounce` (event triggers only): a burst of events of one key, each
+/// within `period` of the one before, becomes one run of the last event,
+/// started `period` after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Debounce {
+    pub period: IsoDuration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<FlowKey>,
+}
+
+impl Debounce {
+    /// The key of one event; without `key`, every event of the activity shares one.
+    pub fn key_of(&self, event: &serde_json::Value) -> String {
+        self.key
+            .as_ref()
+            .map(|k| k.resolve(Some(event)))
+            .unwrap_or_default()
+    }
+}
+
 /// An activity's flow control; every part optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Flow {
@@ -140,6 +163,8 @@ pub struct Flow {
     pub concurrency: Option<Concurrency>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limit: Option<RateLimit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce: Option<Debounce>,
 }
 
 impl Flow {
@@ -255,6 +280,50 @@ pub fn admit_rate(facts: RateFacts<'_>, on_limit: RateOnLimit) -> RateAdmission 
     }
 }
 
+/// One debounced event of a key, as the dispatcher reads them: when it
+/// arrived, and until when a later arrival absorbs it (`at + period`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    pub at: DateTime<Utc>,
+    pub until: DateTime<Utc>,
+}
+
+/// What becomes of one debounced event once its `period` has passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settle {
+    /// A later event of its key arrived within its period: that one (or the
+    /// last of the burst) runs instead.
+    Absorbed,
+    /// It is the last of its burst: it runs, and absorbs the events from
+    /// index `from` up to (not including) itself.
+    Run { from: usize },
+}
+
+/// The decision for `arrivals[me]`, given its key's arrivals in order
+/// (arrival time, then event ID) from after the key's last started run up to
+/// `arrivals[me].until`. Exact once `until` has passed and every arrival
+/// before it is visible: an event is absorbed exactly when a later one came
+/// within its period, so the last of a burst (nothing within its period
+/// after it) runs, and its burst is the chain of events before it each
+/// followed within its period by the next.
+pub fn settle_debounce(arrivals: &[Arrival], me: usize) -> Settle {
+    let Some(mine) = arrivals.get(me) else {
+        return Settle::Run { from: me };
+    };
+    if arrivals
+        .iter()
+        .skip(me + 1)
+        .any(|later| later.at <= mine.until)
+    {
+        return Settle::Absorbed;
+    }
+    let mut from = me;
+    while from > 0 && arrivals[from].at <= arrivals[from - 1].until {
+        from -= 1;
+    }
+    Settle::Run { from }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,6 +398,47 @@ mod tests {
                 admit_rate(facts(limit, n, ahead), on_limit),
                 want,
                 "limit {limit} started {n} ahead {ahead} {on_limit}"
+            );
+        }
+    }
+
+    #[test]
+    fn debounce_settle_table() {
+        let t0 = DateTime::parse_from_rfc3339("2026-12-04T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let period = chrono::Duration::seconds(2);
+        // Arrivals at these seconds after t0.
+        let arrivals = |secs: &[i64]| -> Vec<Arrival> {
+            secs.iter()
+                .map(|s| {
+                    let at = t0 + chrono::Duration::milliseconds(s * 1000);
+                    Arrival {
+                        at,
+                        until: at + period,
+                    }
+                })
+                .collect()
+        };
+        use Settle::*;
+        let cases: &[(&[i64], usize, Settle)] = &[
+            (&[0], 0, Run { from: 0 }),
+            (&[0, 1], 0, Absorbed),
+            (&[0, 1], 1, Run { from: 0 }),
+            (&[0, 2], 0, Absorbed), // exactly `period` later is within it
+            (&[0, 3], 0, Run { from: 0 }), // a gap: two bursts
+            (&[0, 3], 1, Run { from: 1 }),
+            (&[0, 1, 2, 3, 6, 7], 3, Run { from: 0 }),
+            (&[0, 1, 2, 3, 6, 7], 4, Absorbed),
+            (&[0, 1, 2, 3, 6, 7], 5, Run { from: 4 }),
+            (&[0, 0], 0, Absorbed), // the same instant: the later in order runs
+            (&[0, 0], 1, Run { from: 0 }),
+        ];
+        for (secs, me, want) in cases {
+            assert_eq!(
+                settle_debounce(&arrivals(secs), *me),
+                *want,
+                "{secs:?} #{me}"
             );
         }
     }

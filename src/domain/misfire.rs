@@ -21,6 +21,9 @@ named_enum! {
         /// Its key had started `flow.rate_limit.limit` runs within
         /// `flow.rate_limit.period` (`on_limit: skip`).
         RateLimited = "rate_limited",
+        /// A later event of its `flow.debounce` key arrived within the
+        /// period: that event's run took it (its dispatch names the run).
+        Debounced = "debounced",
     }
 }
 

@@ -31,6 +31,8 @@ named_enum! {
         ConcurrencyLimit = "concurrency_limit",
         /// Recorded skip: `flow.rate_limit` was at its limit (`on_limit: skip`).
         RateLimited = "rate_limited",
+        /// Recorded skip: absorbed into a later event's run (`flow.debounce`).
+        Debounced = "debounced",
     }
 }
 
@@ -42,6 +44,7 @@ impl From<SkipReason> for TimelineReason {
             SkipReason::Compressed => Self::Compressed,
             SkipReason::ConcurrencyLimit => Self::ConcurrencyLimit,
             SkipReason::RateLimited => Self::RateLimited,
+            SkipReason::Debounced => Self::Debounced,
         }
     }
 }
