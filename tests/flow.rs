@@ -792,3 +792,74 @@ async fn debounce_is_for_event_triggers_only(pool: PgPool) {
         "{problem}"
     );
 }
+
+/// A worker stopped while runs hold the key's slots and others queue: the
+/// slots stay held (their workflows are open), a new worker finishes the
+/// runs, the queue drains, and by the sink's own log no more than `limit`
+/// calls ever overlapped; every event ran exactly once.
+#[sqlx::test(migrations = "./migrations")]
+async fn a_worker_stopped_while_runs_hold_slots_drains_the_queue_after_restart(pool: PgPool) {
+    let app = app(pool).await;
+    let worker = app.worker(true, Default::default());
+    let _dispatcher = app.dispatcher();
+    let sink = HoldingSink::start(Duration::from_secs(3)).await;
+    let created = app
+        .create(&event_activity(
+            &sink.url,
+            Some(json!({"concurrency": {"limit": 2, "key": "/payload/customer"}})),
+        ))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    post_burst(&app, 8, 1).await;
+    // Two runs hold the key's slots (their calls are at the sink), others queue.
+    eventually(Duration::from_secs(180), || async {
+        let (_, activity) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+        let state = &activity["flow_state"];
+        (state["in_use"] == 2
+            && state["queued"].as_i64().unwrap_or_default() > 0
+            && !sink.overlap().events.is_empty())
+        .then_some(())
+    })
+    .await;
+    worker.stop().await;
+    // Without a worker the queue cannot drain: runs are still waiting or
+    // holding their slots, never more than the limit.
+    let (_, activity) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+    let in_use = activity["flow_state"]["in_use"]
+        .as_i64()
+        .unwrap_or_default();
+    assert!(in_use <= 2, "{activity}");
+    let runs = app.runs_of(&id).await;
+    assert!(
+        runs.iter()
+            .any(|r| matches!(r["status"].as_str(), Some("queued" | "running"))),
+        "{runs:?}"
+    );
+
+    let _worker = app.worker(true, Default::default());
+    let runs = ended_runs(&app, &id, 8).await;
+    assert!(
+        runs.iter().all(|r| r["status"] == "succeeded"),
+        "{:?}",
+        runs.iter().map(|r| &r["status"]).collect::<Vec<_>>()
+    );
+    let overlap = sink.overlap();
+    println!(
+        "most calls at once across the restart: {:?}",
+        overlap.max_per_key
+    );
+    assert!(
+        overlap.max_per_key.values().all(|&n| n <= 2),
+        "{:?}",
+        overlap.max_per_key
+    );
+    let mut calls: HashMap<&str, usize> = HashMap::new();
+    for event in &overlap.events {
+        *calls.entry(event.as_str()).or_default() += 1;
+    }
+    assert_eq!(calls.len(), 8, "{calls:?}");
+    assert!(calls.values().all(|&n| n == 1), "{calls:?}");
+    let (_, activity) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+    assert_eq!(activity["flow_state"]["in_use"], 0, "{activity}");
+    assert_eq!(activity["flow_state"]["queued"], 0, "{activity}");
+}
