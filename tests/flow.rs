@@ -863,3 +863,58 @@ async fn a_worker_stopped_while_runs_hold_slots_drains_the_queue_after_restart(p
     assert_eq!(activity["flow_state"]["in_use"], 0, "{activity}");
     assert_eq!(activity["flow_state"]["queued"], 0, "{activity}");
 }
+
+/// A run queued for its rate limit is visible (`flow_state`, status) and
+/// can be cancelled while it waits; it never calls.
+#[sqlx::test(migrations = "./migrations")]
+async fn a_run_queued_for_its_rate_limit_can_be_cancelled(pool: PgPool) {
+    let app = app(pool).await;
+    let _worker = app.worker(true, Default::default());
+    let _dispatcher = app.dispatcher();
+    let sink = HoldingSink::start(Duration::from_millis(10)).await;
+    let created = app
+        .create(&event_activity(
+            &sink.url,
+            Some(json!({"rate_limit": {"limit": 1, "period": "PT1H"}})),
+        ))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    post_burst(&app, 2, 1).await;
+    let queued = eventually(Duration::from_secs(180), || async {
+        let runs = app.runs_of(&id).await;
+        let ran = runs.iter().any(|r| r["status"] == "succeeded");
+        let queued = runs
+            .iter()
+            .find(|r| r["status"] == "queued" && r["flow"].is_object())
+            .cloned();
+        queued.filter(|_| ran)
+    })
+    .await;
+    let (_, activity) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+    assert_eq!(activity["flow_state"]["queued"], 1, "{activity}");
+    let run_id = queued["run_id"].as_str().unwrap_or_default();
+    let (status, body) = json(
+        app.post(
+            &format!("/v1/runs/{run_id}/cancel"),
+            &json!({"reason": "not needed"}),
+        )
+        .await,
+    )
+    .await;
+    assert!((200..300).contains(&status), "{status}: {body}");
+    let done = eventually(Duration::from_secs(120), || async {
+        let (_, run) = json(app.get(&format!("/v1/runs/{run_id}")).await).await;
+        (!matches!(run["status"].as_str(), Some("queued" | "running"))).then_some(run)
+    })
+    .await;
+    assert_eq!(done["status"], "cancelled", "{done}");
+    let queued_event = queued["event_id"].as_str().unwrap_or_default().to_owned();
+    let called = sink.overlap().events;
+    assert_eq!(called.len(), 1, "{called:?}");
+    assert!(
+        !called.iter().any(|e| e.ends_with(&queued_event)),
+        "{queued_event} never called: {called:?}"
+    );
+    let (_, activity) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+    assert_eq!(activity["flow_state"]["queued"], 0, "{activity}");
+}

@@ -459,10 +459,13 @@ async fn wait_for_slot(
             // recorded since rate limits carry it, so older histories never
             // reach this arm.)
             SlotGrant::WaitFor { millis } => {
-                ctx.timer(Duration::from_millis(
-                    millis.clamp(RATE_WAITS.0, RATE_WAITS.1),
-                ))
-                .await;
+                // A cancel ends the wait at once (no run ending signals it).
+                let token = ctx.cancellation_token();
+                let wait = Duration::from_millis(millis.clamp(RATE_WAITS.0, RATE_WAITS.1));
+                select! {
+                    _ = ctx.timer(wait) => {}
+                    _ = token.cancelled() => {}
+                };
             }
             other => return Ok(other),
         }
