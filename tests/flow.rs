@@ -599,14 +599,14 @@ async fn rate_limit_spreads_a_burst_of_50_events_to_5_starts_a_second(pool: PgPo
         "most starts within one second: {most}; first to last start: {:?}",
         starts.last().zip(starts.first()).map(|(l, f)| *l - *f)
     );
-    // The limit did hold runs back: 50 events posted at once, so without it
-    // none would wait a whole period for its start.
-    assert!(
-        runs.iter()
-            .any(|r| at(&r["started_at"]) - at(&r["flow"]["queued_at"])
-                >= chrono::Duration::seconds(1)),
-        "no run waited for the window"
-    );
+    // How long runs waited for the window is the machine's business (on a
+    // loaded one the runs may reach the limiter slower than 5 a second);
+    // the test below shows the queue holding runs back whatever the load.
+    let waited = runs
+        .iter()
+        .map(|r| at(&r["started_at"]) - at(&r["flow"]["queued_at"]))
+        .max();
+    println!("longest wait for the window: {waited:?}");
     // Every event ran exactly once, by the sink's count.
     let mut calls: HashMap<String, usize> = HashMap::new();
     for event in sink.overlap().events {
@@ -614,6 +614,45 @@ async fn rate_limit_spreads_a_burst_of_50_events_to_5_starts_a_second(pool: PgPo
     }
     assert_eq!(calls.len(), 50, "{calls:?}");
     assert!(calls.values().all(|&n| n == 1), "{calls:?}");
+}
+
+/// `rate_limit` with `on_limit: queue` holds runs back: 6 events under 2
+/// starts per 10 s reach the limiter well within 10 s however loaded the
+/// machine is, so later ones wait, and no 10 s hold more than 2 starts.
+#[sqlx::test(migrations = "./migrations")]
+async fn rate_limit_queue_holds_runs_until_the_window_has_room(pool: PgPool) {
+    let app = app(pool).await;
+    let _worker = app.worker(true, Default::default());
+    let _dispatcher = app.dispatcher();
+    let sink = HoldingSink::start(Duration::from_millis(10)).await;
+    let created = app
+        .create(&event_activity(
+            &sink.url,
+            Some(
+                json!({"rate_limit": {"limit": 2, "period": "PT10S", "key": "/payload/customer"}}),
+            ),
+        ))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    post_burst(&app, 6, 1).await;
+    let runs = ended_runs(&app, &id, 6).await;
+    assert!(runs.iter().all(|r| r["status"] == "succeeded"), "{runs:?}");
+    let mut starts: Vec<_> = runs.iter().map(|r| at(&r["started_at"])).collect();
+    starts.sort();
+    for three in starts.windows(3) {
+        assert!(
+            three[2] - three[0] >= chrono::Duration::seconds(10),
+            "3 starts within less than 10 s: {three:?}"
+        );
+    }
+    assert!(
+        runs.iter()
+            .any(|r| at(&r["started_at"]) - at(&r["flow"]["queued_at"])
+                >= chrono::Duration::seconds(1)),
+        "no run waited for the window: {runs:?}"
+    );
+    assert!(runs.iter().all(|r| r["flow"]["key"] == "c0"), "{runs:?}");
+    assert_eq!(sink.overlap().events.len(), 6);
 }
 
 /// `rate_limit` with `on_limit: skip`: runs past the limit within the

@@ -248,8 +248,8 @@ pub enum RateAdmission {
     Start,
     /// Do not run (`on_limit: skip`).
     Skip,
-    /// Stay queued and ask again at this time: when the oldest start that
-    /// must leave the window for this run's turn has left it.
+    /// Stay queued and ask again at this time: the earliest at which the
+    /// window can have room for this run after the runs ahead of it started.
     WaitUntil(DateTime<Utc>),
 }
 
@@ -268,16 +268,25 @@ pub fn admit_rate(facts: RateFacts<'_>, on_limit: RateOnLimit) -> RateAdmission 
     if on_limit == RateOnLimit::Skip {
         return RateAdmission::Skip;
     }
-    // This run's turn needs `started + ahead + 1 - limit` starts to have
-    // left the window: the one at that (0-based: one less) position.
-    let must_leave =
-        (started as usize + facts.ahead as usize + 1).saturating_sub(facts.limit as usize);
-    match must_leave.checked_sub(1).and_then(|i| facts.window.get(i)) {
-        Some(start) => RateAdmission::WaitUntil(*start + facts.period),
-        // Runs ahead still have to start: their own starts fill the window
-        // first, so ask again a period from now at the latest.
-        None => RateAdmission::WaitUntil(facts.now + facts.period),
-    }
+    // The earliest time of each of the next `limit` starts: the free places
+    // now, then as each of the newest `limit` starts leaves the window. The
+    // start `limit` places later reuses the same place a period later. This
+    // run's is the start `ahead` places on (every run ahead starts first).
+    let limit = facts.limit.max(1) as usize;
+    let kept = facts.window.len().min(limit);
+    let next = |place: usize| -> DateTime<Utc> {
+        let free = limit - kept;
+        if place < free {
+            facts.now
+        } else {
+            facts.window[facts.window.len() - kept + (place - free)] + facts.period
+        }
+    };
+    let ahead = facts.ahead as usize;
+    // Bounded so the sum stays far from chrono's range (a run this far back
+    // asks again long before: the workflow waits at most a minute at a time).
+    let rounds = (ahead / limit).min(1000) as i32;
+    RateAdmission::WaitUntil(next(ahead % limit) + facts.period * rounds)
 }
 
 /// One debounced event of a key, as the dispatcher reads them: when it
@@ -388,7 +397,11 @@ mod tests {
             ((5, 4, 1, q), WaitUntil(t0 + ms(1100))), // the oldest leaves, then it is second
             ((5, 5, 0, q), WaitUntil(t0 + ms(1100))),
             ((5, 5, 2, q), WaitUntil(t0 + ms(1300))), // third in line: the third oldest
-            ((5, 5, 9, q), WaitUntil(now + ms(1000))), // the queue ahead fills the window first
+            // The nine ahead start at 1.1 .. 1.5 s, then 2.1 .. 2.4 s: this one at 2.5 s.
+            ((5, 5, 9, q), WaitUntil(t0 + ms(2500))),
+            // Three start now, two at 1.1 and 1.2 s, three at 2 s, then 2.1,
+            // 2.2, and this one (the eleventh) at 3 s.
+            ((5, 2, 10, q), WaitUntil(t0 + ms(3000))),
             ((3, 5, 0, q), WaitUntil(t0 + ms(1300))), // over a lowered limit
             ((5, 5, 0, RateOnLimit::Skip), Skip),
             ((5, 4, 0, RateOnLimit::Skip), Start),
