@@ -957,3 +957,50 @@ async fn a_run_queued_for_its_rate_limit_can_be_cancelled(pool: PgPool) {
     let (_, activity) = json(app.get(&format!("/v1/activities/{id}")).await).await;
     assert_eq!(activity["flow_state"]["queued"], 0, "{activity}");
 }
+
+/// `concurrency` and `rate_limit` together: a run first takes its slot,
+/// then waits (holding it, still `queued`) for its start; both limits hold.
+#[sqlx::test(migrations = "./migrations")]
+async fn concurrency_and_rate_limit_hold_together(pool: PgPool) {
+    let app = app(pool).await;
+    let _worker = app.worker(true, Default::default());
+    let _dispatcher = app.dispatcher();
+    let sink = HoldingSink::start(Duration::from_millis(500)).await;
+    let created = app
+        .create(&event_activity(
+            &sink.url,
+            Some(json!({"concurrency": {"limit": 1},
+                        "rate_limit": {"limit": 2, "period": "PT10S"}})),
+        ))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    post_burst(&app, 4, 1).await;
+    let runs = ended_runs(&app, &id, 4).await;
+    assert!(runs.iter().all(|r| r["status"] == "succeeded"), "{runs:?}");
+    let mut starts: Vec<_> = runs.iter().map(|r| at(&r["started_at"])).collect();
+    starts.sort();
+    for three in starts.windows(3) {
+        assert!(
+            three[2] - three[0] >= chrono::Duration::seconds(10),
+            "3 starts within less than 10 s: {three:?}"
+        );
+    }
+    let overlap = sink.overlap();
+    assert_eq!(overlap.max_overall, 1, "{overlap:?}");
+    let mut calls: HashMap<&str, usize> = HashMap::new();
+    for event in &overlap.events {
+        *calls.entry(event.as_str()).or_default() += 1;
+    }
+    assert_eq!(calls.len(), 4, "{calls:?}");
+    assert!(calls.values().all(|&n| n == 1), "{calls:?}");
+    // Each run started only after the one before it ended.
+    let mut spans: Vec<_> = runs
+        .iter()
+        .map(|r| (at(&r["started_at"]), at(&r["finished_at"])))
+        .collect();
+    spans.sort();
+    assert!(
+        spans.windows(2).all(|w| w[1].0 >= w[0].1),
+        "overlapping runs: {spans:?}"
+    );
+}
