@@ -1004,3 +1004,49 @@ async fn concurrency_and_rate_limit_hold_together(pool: PgPool) {
         "overlapping runs: {spans:?}"
     );
 }
+
+/// The recovery pass prunes rate-limit starts older than any window (those
+/// of keys that get no more runs, which their own grants never prune).
+#[sqlx::test(migrations = "./migrations")]
+async fn the_recovery_pass_prunes_starts_older_than_any_window(pool: PgPool) {
+    let app = app(pool).await;
+    let _worker = app.worker(true, Default::default());
+    let _dispatcher = app.dispatcher();
+    let sink = HoldingSink::start(Duration::from_millis(10)).await;
+    let created = app
+        .create(&event_activity(
+            &sink.url,
+            Some(json!({"rate_limit": {"limit": 5, "period": "PT1M", "key": "/payload/customer"}})),
+        ))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    post_burst(&app, 2, 2).await;
+    ended_runs(&app, &id, 2).await;
+    let activity_id: uuid::Uuid = id.parse().unwrap_or_else(|e| panic!("{id}: {e}"));
+    let count = || async {
+        let (n,): (i64,) =
+            sqlx::query_as("SELECT count(*) FROM flow_starts WHERE activity_id = $1")
+                .bind(activity_id)
+                .fetch_one(&app.pool)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+        n
+    };
+    assert_eq!(count().await, 2);
+    // One key's start ages past a day (and the hour kept besides).
+    sqlx::query(
+        "UPDATE flow_starts SET started_at = started_at - interval '26 hours'
+          WHERE activity_id = $1 AND flow_key = 'c0'",
+    )
+    .bind(activity_id)
+    .execute(&app.pool)
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    app.state
+        .services
+        .flow
+        .recover_slots()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(count().await, 1);
+}

@@ -436,6 +436,18 @@ impl FlowStore {
         .await?)
     }
 
+    /// Deletes starts older than any rate-limit window (a `period` is at most
+    /// a day): a key's own grants prune its rows, this pass those of keys
+    /// that stopped getting runs. Returns how many it deleted.
+    pub async fn prune_starts(&self) -> StoreResult<u64> {
+        let done = sqlx::query(
+            "DELETE FROM flow_starts WHERE started_at < now() - interval '1 day' - interval '1 hour'",
+        )
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
     /// Frees the slot of a run whose workflow is no longer running.
     pub async fn release(&self, run_id: Uuid) -> StoreResult<bool> {
         let done = sqlx::query("DELETE FROM flow_slots WHERE run_id = $1")
