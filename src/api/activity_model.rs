@@ -371,6 +371,12 @@ impl ActivityRequest {
         let alerts = parse_alerts(&mut errors.0, self.alerts, scheduled);
         let notify = parse_notify(&mut errors.0, self.notify);
         let flow = parse_flow(&mut errors.0, self.flow);
+        if scheduled && flow.as_ref().is_some_and(|f| f.debounce.is_some()) {
+            errors.push(
+                "flow.debounce",
+                "applies to event triggers only: a schedule has no bursts of events to collapse",
+            );
+        }
         let trigger = parse_trigger(&mut errors, self.trigger);
         if self.tasks.is_empty() {
             errors.push("tasks", "must contain at least one task");

@@ -56,8 +56,10 @@ pub struct DispatchResponse {
     /// UUIDv5 over `workflow_id`.
     pub run_id: Uuid,
     /// `started`; `duplicate` when this event already ran for this activity;
-    /// `pending` when Temporal did not answer: it is recorded and will be
-    /// started, exactly once, when Temporal returns.
+    /// `pending` when Temporal did not answer (it is recorded and will be
+    /// started, exactly once, when Temporal returns) or when the activity
+    /// debounces (`flow.debounce`: settled once the period has passed);
+    /// `debounced` for a re-delivery of an event a later event's run took.
     pub outcome: DispatchOutcome,
 }
 
@@ -82,6 +84,10 @@ pub struct DispatchRecord {
     pub completed_at: Option<DateTime<Utc>>,
     /// The run's status, once its row exists.
     pub run_status: Option<RunStatus>,
+    /// Outcome `debounced` (`flow.debounce`): the run of the burst's last
+    /// event, which took this one (absent until that run is settled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub absorbed_by_run_id: Option<Uuid>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -145,6 +151,7 @@ fn render(
                     created_at: d.created_at,
                     completed_at: d.completed_at,
                     run_status: d.run_status,
+                    absorbed_by_run_id: d.absorbed_by,
                 })
                 .collect()
         }),

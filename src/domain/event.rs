@@ -15,6 +15,10 @@ named_enum! {
         /// Recorded, not yet started (Temporal unreachable): it will be
         /// started, exactly once, when Temporal answers again.
         Pending = "pending",
+        /// Absorbed by `flow.debounce`: a later event of its key arrived
+        /// within the period, and the run of the burst's last event took it
+        /// (`absorbed_by_run_id`).
+        Debounced = "debounced",
     }
 }
 

@@ -3,7 +3,10 @@
 //! slot bookkeeping itself lives in PostgreSQL (`store::flow`), which asks
 //! [`admit`] what to do with the facts it read under its lock.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+
+use super::duration::IsoDuration;
 
 named_enum! {
     /// What a run does when its key already has `limit` runs running.
@@ -92,11 +95,76 @@ impl Concurrency {
     }
 }
 
+named_enum! {
+    /// What a run does when its key already started `limit` runs within
+    /// `period`.
+    pub enum RateOnLimit ("on_limit") {
+        /// Wait, status `queued`, first in first out per key; start as soon
+        /// as the window has room.
+        Queue = "queue",
+        /// Do not run: recorded `skipped`, reason `rate_limited`.
+        Skip = "skip",
+    }
+}
+
+/// The longest rate-limit `period` accepted.
+pub const MAX_RATE_PERIOD: std::time::Duration = std::time::Duration::from_secs(86_400);
+/// The shortest rate-limit `period` accepted.
+pub const MIN_RATE_PERIOD: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// `rate_limit`: at most `limit` run starts per `period` per key, in any
+/// window of that length (sliding, not calendar-aligned).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RateLimit {
+    pub limit: u32,
+    pub period: IsoDuration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<FlowKey>,
+    pub on_limit: RateOnLimit,
+}
+
+impl RateLimit {
+    /// The key of one run; without `key`, every run of the activity shares one.
+    pub fn key_of(&self, event: Option<&serde_json::Value>) -> String {
+        self.key
+            .as_ref()
+            .map(|k| k.resolve(event))
+            .unwrap_or_default()
+    }
+}
+
+/// The longest debounce `period` accepted.
+pub const MAX_DEBOUNCE_PERIOD: std::time::Duration = std::time::Duration::from_secs(86_400);
+
+/// `debounce` (event triggers only): a burst of events of one key, each
+/// within `period` of the one before, becomes one run of the last event,
+/// started `period` after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Debounce {
+    pub period: IsoDuration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<FlowKey>,
+}
+
+impl Debounce {
+    /// The key of one event; without `key`, every event of the activity shares one.
+    pub fn key_of(&self, event: &serde_json::Value) -> String {
+        self.key
+            .as_ref()
+            .map(|k| k.resolve(Some(event)))
+            .unwrap_or_default()
+    }
+}
+
 /// An activity's flow control; every part optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Flow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<Concurrency>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<RateLimit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce: Option<Debounce>,
 }
 
 impl Flow {
@@ -159,6 +227,112 @@ pub fn admit(facts: SlotFacts, on_limit: OnLimit) -> Admission {
     }
 }
 
+/// What the start log held for one (activity, key) when a run asked for a
+/// start under a rate limit, read under the key's lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateFacts<'a> {
+    pub limit: u32,
+    pub period: chrono::Duration,
+    /// The database's clock when it asked.
+    pub now: DateTime<Utc>,
+    /// The starts within `(now - period, now]`, oldest first.
+    pub window: &'a [DateTime<Utc>],
+    /// Runs waiting for a start before this one for the same key.
+    pub ahead: u32,
+}
+
+/// What a run asking for a start under a rate limit does now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateAdmission {
+    /// Start now (and so do the runs ahead of it, in order).
+    Start,
+    /// Do not run (`on_limit: skip`).
+    Skip,
+    /// Stay queued and ask again at this time: the earliest at which the
+    /// window can have room for this run after the runs ahead of it started.
+    WaitUntil(DateTime<Utc>),
+}
+
+/// The decision: a run starts only when the window `(now - period, now]`
+/// has room for it after every run queued ahead of it started (FIFO). As
+/// every start is checked this way against all starts before it, no window
+/// of length `period` ever holds more than `limit` starts: were there
+/// `limit + 1` within less than `period`, the last one would have counted
+/// the other `limit` in its window.
+pub fn admit_rate(facts: RateFacts<'_>, on_limit: RateOnLimit) -> RateAdmission {
+    let started = facts.window.len().min(u32::MAX as usize) as u32;
+    let free = facts.limit.saturating_sub(started);
+    if facts.ahead < free {
+        return RateAdmission::Start;
+    }
+    if on_limit == RateOnLimit::Skip {
+        return RateAdmission::Skip;
+    }
+    // The earliest time of each of the next `limit` starts: the free places
+    // now, then as each of the newest `limit` starts leaves the window. The
+    // start `limit` places later reuses the same place a period later. This
+    // run's is the start `ahead` places on (every run ahead starts first).
+    let limit = facts.limit.max(1) as usize;
+    let kept = facts.window.len().min(limit);
+    let next = |place: usize| -> DateTime<Utc> {
+        let free = limit - kept;
+        if place < free {
+            facts.now
+        } else {
+            facts.window[facts.window.len() - kept + (place - free)] + facts.period
+        }
+    };
+    let ahead = facts.ahead as usize;
+    // Bounded so the sum stays far from chrono's range (a run this far back
+    // asks again long before: the workflow waits at most a minute at a time).
+    let rounds = (ahead / limit).min(1000) as i32;
+    RateAdmission::WaitUntil(next(ahead % limit) + facts.period * rounds)
+}
+
+/// One debounced event of a key, as the dispatcher reads them: when it
+/// arrived, and until when a later arrival absorbs it (`at + period`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    pub at: DateTime<Utc>,
+    pub until: DateTime<Utc>,
+}
+
+/// What becomes of one debounced event once its `period` has passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settle {
+    /// A later event of its key arrived within its period: that one (or the
+    /// last of the burst) runs instead.
+    Absorbed,
+    /// It is the last of its burst: it runs, and absorbs the events from
+    /// index `from` up to (not including) itself.
+    Run { from: usize },
+}
+
+/// The decision for `arrivals[me]`, given its key's arrivals in order
+/// (arrival time, then event ID) from after the key's last started run up to
+/// `arrivals[me].until`. Exact once `until` has passed and every arrival
+/// before it is visible: an event is absorbed exactly when a later one came
+/// within its period, so the last of a burst (nothing within its period
+/// after it) runs, and its burst is the chain of events before it each
+/// followed within its period by the next.
+pub fn settle_debounce(arrivals: &[Arrival], me: usize) -> Settle {
+    let Some(mine) = arrivals.get(me) else {
+        return Settle::Run { from: me };
+    };
+    if arrivals
+        .iter()
+        .skip(me + 1)
+        .any(|later| later.at <= mine.until)
+    {
+        return Settle::Absorbed;
+    }
+    let mut from = me;
+    while from > 0 && arrivals[from].at <= arrivals[from - 1].until {
+        from -= 1;
+    }
+    Settle::Run { from }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +367,91 @@ mod tests {
                 admit(facts(limit, held, ahead), on_limit),
                 want,
                 "limit {limit} held {held} ahead {ahead} {on_limit}"
+            );
+        }
+    }
+
+    #[test]
+    fn rate_admission_table() {
+        use RateAdmission::*;
+        let t0 = DateTime::parse_from_rfc3339("2026-12-04T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let ms = chrono::Duration::milliseconds;
+        let now = t0 + ms(1000);
+        // Starts at t0+100ms, +200ms, ... +500ms: five within the last second.
+        let window: Vec<_> = (1..=5).map(|i| t0 + ms(100 * i)).collect();
+        let facts = |limit, n: usize, ahead| RateFacts {
+            limit,
+            period: ms(1000),
+            now,
+            window: &window[..n],
+            ahead,
+        };
+        let q = RateOnLimit::Queue;
+        let cases = [
+            // (limit, starts in window, ahead, on_limit) => decision
+            ((5, 0, 0, q), Start),
+            ((5, 4, 0, q), Start),
+            ((5, 3, 1, q), Start), // two free: the run ahead takes one, this one the other
+            ((5, 4, 1, q), WaitUntil(t0 + ms(1100))), // the oldest leaves, then it is second
+            ((5, 5, 0, q), WaitUntil(t0 + ms(1100))),
+            ((5, 5, 2, q), WaitUntil(t0 + ms(1300))), // third in line: the third oldest
+            // The nine ahead start at 1.1 .. 1.5 s, then 2.1 .. 2.4 s: this one at 2.5 s.
+            ((5, 5, 9, q), WaitUntil(t0 + ms(2500))),
+            // Three start now, two at 1.1 and 1.2 s, three at 2 s, then 2.1,
+            // 2.2, and this one (the eleventh) at 3 s.
+            ((5, 2, 10, q), WaitUntil(t0 + ms(3000))),
+            ((3, 5, 0, q), WaitUntil(t0 + ms(1300))), // over a lowered limit
+            ((5, 5, 0, RateOnLimit::Skip), Skip),
+            ((5, 4, 0, RateOnLimit::Skip), Start),
+        ];
+        for ((limit, n, ahead, on_limit), want) in cases {
+            assert_eq!(
+                admit_rate(facts(limit, n, ahead), on_limit),
+                want,
+                "limit {limit} started {n} ahead {ahead} {on_limit}"
+            );
+        }
+    }
+
+    #[test]
+    fn debounce_settle_table() {
+        let t0 = DateTime::parse_from_rfc3339("2026-12-04T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let period = chrono::Duration::seconds(2);
+        // Arrivals at these seconds after t0.
+        let arrivals = |secs: &[i64]| -> Vec<Arrival> {
+            secs.iter()
+                .map(|s| {
+                    let at = t0 + chrono::Duration::milliseconds(s * 1000);
+                    Arrival {
+                        at,
+                        until: at + period,
+                    }
+                })
+                .collect()
+        };
+        use Settle::*;
+        let cases: &[(&[i64], usize, Settle)] = &[
+            (&[0], 0, Run { from: 0 }),
+            (&[0, 1], 0, Absorbed),
+            (&[0, 1], 1, Run { from: 0 }),
+            (&[0, 2], 0, Absorbed), // exactly `period` later is within it
+            (&[0, 3], 0, Run { from: 0 }), // a gap: two bursts
+            (&[0, 3], 1, Run { from: 1 }),
+            (&[0, 1, 2, 3, 6, 7], 3, Run { from: 0 }),
+            (&[0, 1, 2, 3, 6, 7], 4, Absorbed),
+            (&[0, 1, 2, 3, 6, 7], 5, Run { from: 4 }),
+            (&[0, 0], 0, Absorbed), // the same instant: the later in order runs
+            (&[0, 0], 1, Run { from: 0 }),
+        ];
+        for (secs, me, want) in cases {
+            assert_eq!(
+                settle_debounce(&arrivals(secs), *me),
+                *want,
+                "{secs:?} #{me}"
             );
         }
     }

@@ -23,6 +23,12 @@ named_enum! {
         /// excludes (the occurrence of a repeated wall time it does not
         /// run, or a time the engine fires near a gap that it does not want).
         DstPolicy = "dst_policy",
+        /// Its key had started `flow.rate_limit.limit` runs within
+        /// `flow.rate_limit.period` (`on_limit: skip`).
+        RateLimited = "rate_limited",
+        /// A later event of its `flow.debounce` key arrived within the
+        /// period: that event's run took it (its dispatch names the run).
+        Debounced = "debounced",
     }
 }
 

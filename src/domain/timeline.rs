@@ -40,6 +40,10 @@ named_enum! {
         /// happened twice that the policy does not run (`repeated: first`
         /// or `last`).
         DstRepeat = "dst_repeat",
+        /// Recorded skip: `flow.rate_limit` was at its limit (`on_limit: skip`).
+        RateLimited = "rate_limited",
+        /// Recorded skip: absorbed into a later event's run (`flow.debounce`).
+        Debounced = "debounced",
     }
 }
 
@@ -51,6 +55,8 @@ impl From<SkipReason> for TimelineReason {
             SkipReason::Compressed => Self::Compressed,
             SkipReason::ConcurrencyLimit => Self::ConcurrencyLimit,
             SkipReason::DstPolicy => Self::DstPolicy,
+            SkipReason::RateLimited => Self::RateLimited,
+            SkipReason::Debounced => Self::Debounced,
         }
     }
 }

@@ -23,7 +23,9 @@ use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigi
 use crate::domain::ids;
 use crate::domain::run::RunInput;
 use crate::store::StoreError;
-use crate::store::events::{Dispatch, EventFilter, EventRecord, EventStore, LeasedDispatch};
+use crate::store::events::{
+    Dispatch, EventFilter, EventRecord, EventStore, LeasedDispatch, Settled,
+};
 use crate::temporal::{GatewayError, TemporalGateway};
 
 /// An event as it arrives, already validated.
@@ -91,6 +93,8 @@ struct StartTarget {
     workflow_id: String,
     definition_version: i64,
     event: serde_json::Value,
+    /// A `flow.debounce` dispatch: settled before it may run.
+    debounced: bool,
 }
 
 /// The event as its run carries it.
@@ -185,21 +189,52 @@ impl EventRouter {
         for subscriber in subscribers {
             let workflow_id = ids::event_run_workflow_id(subscriber.id, &record.event_id);
             let run_id = ids::run_id(&workflow_id);
-            let dispatch = self
-                .events
-                .claim(
-                    &record.event_id,
-                    subscriber.id,
-                    &workflow_id,
-                    run_id,
-                    subscriber.version,
-                    wait.then_some(WAIT_LEASE),
-                )
-                .await?;
+            let event_value = event_json(
+                &record.event_id,
+                &record.event_type,
+                &record.source,
+                record.occurred_at,
+                &record.payload.0,
+            );
+            let debounce = subscriber.debounce.as_ref().map(|d| &d.0);
+            let dispatch = match debounce {
+                // Left for the dispatcher once its period has passed, even
+                // for a client that asked to wait.
+                Some(debounce) => {
+                    self.events
+                        .claim_debounced(
+                            &record.event_id,
+                            subscriber.id,
+                            &workflow_id,
+                            run_id,
+                            subscriber.version,
+                            &debounce.key_of(&event_value),
+                            debounce.period.as_std(),
+                        )
+                        .await?
+                }
+                None => {
+                    self.events
+                        .claim(
+                            &record.event_id,
+                            subscriber.id,
+                            &workflow_id,
+                            run_id,
+                            subscriber.version,
+                            wait.then_some(WAIT_LEASE),
+                        )
+                        .await?
+                }
+            };
             let outcome = if dispatch.state == DispatchState::Completed {
-                count(DispatchOutcome::Duplicate);
-                DispatchOutcome::Duplicate
-            } else if !wait {
+                // A re-delivery: of an event that ran, or one a later event's run took.
+                let outcome = match dispatch.outcome {
+                    Some(DispatchOutcome::Debounced) => DispatchOutcome::Debounced,
+                    _ => DispatchOutcome::Duplicate,
+                };
+                count(outcome);
+                outcome
+            } else if !wait || debounce.is_some() {
                 left_for_dispatcher = true;
                 DispatchOutcome::Pending
             } else if self.crashes_after_claim() {
@@ -210,13 +245,8 @@ impl EventRouter {
                     activity_id: dispatch.activity_id,
                     workflow_id: dispatch.workflow_id.clone(),
                     definition_version: dispatch.definition_version,
-                    event: event_json(
-                        &record.event_id,
-                        &record.event_type,
-                        &record.source,
-                        record.occurred_at,
-                        &record.payload.0,
-                    ),
+                    event: event_value,
+                    debounced: false,
                 })
                 .await?
             };
@@ -238,7 +268,35 @@ impl EventRouter {
 
     /// Starts a dispatch's run and completes the dispatch; when Temporal
     /// cannot take it, the row stays pending and is retried after a pause.
-    async fn start(&self, target: StartTarget) -> std::result::Result<DispatchOutcome, StoreError> {
+    async fn start(
+        &self,
+        mut target: StartTarget,
+    ) -> std::result::Result<DispatchOutcome, StoreError> {
+        if target.debounced {
+            match self
+                .events
+                .settle_debounced(&target.event_id, target.activity_id)
+                .await?
+            {
+                Settled::Done(outcome) => return Ok(outcome.unwrap_or(DispatchOutcome::Duplicate)),
+                Settled::Absorbed => {
+                    count(DispatchOutcome::Debounced);
+                    return Ok(DispatchOutcome::Debounced);
+                }
+                // The last event of its burst runs, carrying what it absorbed.
+                Settled::Run { absorbed } => {
+                    if let Some(event) = target.event.as_object_mut() {
+                        event.insert(
+                            "debounce".into(),
+                            serde_json::json!({
+                                "absorbed_count": absorbed.len(),
+                                "absorbed_event_ids": absorbed,
+                            }),
+                        );
+                    }
+                }
+            }
+        }
         let input = RunInput::event(
             target.activity_id,
             &target.event_id,
@@ -357,6 +415,7 @@ fn leased_target(d: LeasedDispatch) -> StartTarget {
         activity_id: d.activity_id,
         workflow_id: d.workflow_id,
         definition_version: d.definition_version,
+        debounced: d.debounce_key.is_some(),
     }
 }
 

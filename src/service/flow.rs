@@ -36,13 +36,15 @@ impl FlowControl {
         Ok(self.store.usage(activity_id).await?)
     }
 
-    /// Frees the slots of runs whose workflow Temporal reports closed or
+    /// Prunes rate-limit starts older than any window, then frees the slots
+    /// of runs whose workflow Temporal reports closed or
     /// unknown (terminated outside this service, timed out, its namespace
     /// lost): nothing can release them otherwise. A run with a slot always
     /// has an open workflow until it ends, so this never frees a slot in
     /// use. Stops at the first Temporal error (the next pass retries).
     /// Returns how many slots it freed.
     pub async fn recover_slots(&self) -> Result<usize> {
+        self.store.prune_starts().await?;
         let mut freed = 0;
         for (run_id, workflow_id) in self.store.long_held(RECOVER_AFTER_SECS).await? {
             if self.gateway.workflow_is_open(&workflow_id).await? {

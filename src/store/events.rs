@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use super::{StoreError, StoreResult};
 use crate::domain::event::{DispatchOutcome, DispatchState, EventIdOrigin};
+use crate::domain::flow::{Arrival, Debounce, Settle, settle_debounce};
 use crate::domain::run::RunStatus;
 
 #[derive(Debug, Clone, FromRow)]
@@ -37,6 +38,8 @@ pub struct Dispatch {
     pub run_status: Option<RunStatus>,
     /// The definition version the dispatch runs.
     pub definition_version: i64,
+    /// For a dispatch absorbed by `flow.debounce`: the run that took it.
+    pub absorbed_by: Option<Uuid>,
 }
 
 /// A pending dispatch leased for starting, with what its run needs of the event.
@@ -50,6 +53,8 @@ pub struct LeasedDispatch {
     pub source: String,
     pub occurred_at: Option<DateTime<Utc>>,
     pub payload: Json<serde_json::Value>,
+    /// Set when the dispatch is debounced: it must be settled before it runs.
+    pub debounce_key: Option<String>,
 }
 
 /// An enabled event activity subscribed to an event type.
@@ -57,7 +62,25 @@ pub struct LeasedDispatch {
 pub struct Subscriber {
     pub id: Uuid,
     pub version: i64,
+    /// Its `flow.debounce`, if any.
+    pub debounce: Option<Json<Debounce>>,
 }
+
+/// What settling a debounced dispatch found (see [`settle_debounce`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settled {
+    /// It is no longer pending (settled by another dispatcher, or absorbed
+    /// by its burst's run): nothing to start.
+    Done(Option<DispatchOutcome>),
+    /// Absorbed now: completed `debounced`, recorded as a skipped run.
+    Absorbed,
+    /// It runs, carrying the events it absorbed (oldest first, each now
+    /// completed `debounced` naming this dispatch's run).
+    Run { absorbed: Vec<String> },
+}
+
+/// Separates the debounce locks from the other users of advisory locks.
+const DEBOUNCE_LOCK_CLASS: i32 = 0x0f10_0016;
 
 #[derive(Debug, Clone, Default)]
 pub struct EventFilter {
@@ -80,7 +103,8 @@ pub struct EventStore {
 }
 
 const DISPATCH_COLUMNS: &str = "d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state, d.outcome, \
-    d.attempts, d.last_error, d.created_at, d.completed_at, r.status AS run_status, d.definition_version";
+    d.attempts, d.last_error, d.created_at, d.completed_at, r.status AS run_status, d.definition_version, \
+    d.absorbed_by";
 
 impl EventStore {
     pub fn new(pool: PgPool) -> Self {
@@ -127,7 +151,7 @@ impl EventStore {
     /// Enabled, live event activities subscribed to `event_type`.
     pub async fn subscribers(&self, event_type: &str) -> StoreResult<Vec<Subscriber>> {
         Ok(sqlx::query_as(
-            "SELECT id, version FROM activities
+            "SELECT id, version, definition -> 'flow' -> 'debounce' AS debounce FROM activities
              WHERE deleted_at IS NULL AND trigger_type = 'event' AND enabled AND NOT paused
                AND event_types @> ARRAY[$1]::text[]
              ORDER BY id",
@@ -156,7 +180,8 @@ impl EventStore {
              VALUES ($1, $2, $3, $4, 'pending', $5, now() + $6::interval)
              ON CONFLICT (event_id, activity_id) DO NOTHING
              RETURNING d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state, d.outcome, d.attempts,
-                 d.last_error, d.created_at, d.completed_at, NULL::text AS run_status, d.definition_version",
+                 d.last_error, d.created_at, d.completed_at, NULL::text AS run_status, d.definition_version,
+                 d.absorbed_by",
         )
         .bind(event_id)
         .bind(activity_id)
@@ -170,6 +195,154 @@ impl EventStore {
             Some(dispatch) => Ok(dispatch),
             None => self.dispatch(event_id, activity_id).await,
         }
+    }
+
+    /// Writes a debounced dispatch: not taken by a dispatcher before
+    /// `period` has passed (its lease starts there), when it is settled.
+    /// Its arrival time is read under the key's lock (shared with other
+    /// arrivals, exclusive to a settle), so a settle sees every arrival of
+    /// its key up to its own `debounce_until`: one it does not see arrived
+    /// after the settle began, so after that time.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn claim_debounced(
+        &self,
+        event_id: &str,
+        activity_id: Uuid,
+        workflow_id: &str,
+        run_id: Uuid,
+        definition_version: i64,
+        key: &str,
+        period: std::time::Duration,
+    ) -> StoreResult<Dispatch> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock_shared($1, hashtext($2))")
+            .bind(DEBOUNCE_LOCK_CLASS)
+            .bind(format!("{activity_id}/{key}"))
+            .execute(&mut *tx)
+            .await?;
+        let claimed: Option<Dispatch> = sqlx::query_as(
+            "WITH t AS (SELECT clock_timestamp() AS at)
+             INSERT INTO event_dispatches AS d
+                 (event_id, activity_id, workflow_id, run_id, state, definition_version,
+                  created_at, leased_until, debounce_key, debounce_until)
+             SELECT $1, $2, $3, $4, 'pending', $5, t.at, t.at + $6::interval, $7, t.at + $6::interval
+               FROM t
+             ON CONFLICT (event_id, activity_id) DO NOTHING
+             RETURNING d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state, d.outcome, d.attempts,
+                 d.last_error, d.created_at, d.completed_at, NULL::text AS run_status, d.definition_version,
+                 d.absorbed_by",
+        )
+        .bind(event_id)
+        .bind(activity_id)
+        .bind(workflow_id)
+        .bind(run_id)
+        .bind(definition_version)
+        .bind(period)
+        .bind(key)
+        .fetch_optional(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        match claimed {
+            Some(dispatch) => Ok(dispatch),
+            None => self.dispatch(event_id, activity_id).await,
+        }
+    }
+
+    /// Settles a debounced dispatch whose period has passed, under its key's
+    /// lock: absorbed (a later event of the key came within its period), or
+    /// the last of its burst, which runs and takes the burst's events. Every
+    /// event absorbed is recorded as a `skipped` run (`debounced`) under its
+    /// own contract workflow ID, which therefore never runs.
+    pub async fn settle_debounced(
+        &self,
+        event_id: &str,
+        activity_id: Uuid,
+    ) -> StoreResult<Settled> {
+        let key: Option<(Option<String>,)> = sqlx::query_as(
+            "SELECT debounce_key FROM event_dispatches WHERE event_id = $1 AND activity_id = $2",
+        )
+        .bind(event_id)
+        .bind(activity_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some((Some(key),)) = key else {
+            return Ok(Settled::Run {
+                absorbed: Vec::new(),
+            });
+        };
+        let mut tx = self.pool.begin().await?;
+        // The key's lock before any row lock: a settle that runs updates the
+        // rows of its burst.
+        sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+            .bind(DEBOUNCE_LOCK_CLASS)
+            .bind(format!("{activity_id}/{key}"))
+            .execute(&mut *tx)
+            .await?;
+        let (state, outcome, created_at, until, run_id): (
+            DispatchState,
+            Option<DispatchOutcome>,
+            DateTime<Utc>,
+            Option<DateTime<Utc>>,
+            Uuid,
+        ) = sqlx::query_as(
+            "SELECT state, outcome, created_at, debounce_until, run_id FROM event_dispatches
+              WHERE event_id = $1 AND activity_id = $2 FOR UPDATE",
+        )
+        .bind(event_id)
+        .bind(activity_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        if state != DispatchState::Pending {
+            tx.commit().await?;
+            return Ok(Settled::Done(outcome));
+        }
+        let until = until.unwrap_or(created_at);
+        // The key's arrivals since its last run that started (the end of an
+        // earlier burst) up to this one's `until`, in order.
+        let rows: Vec<(String, DateTime<Utc>, Option<DateTime<Utc>>)> = sqlx::query_as(
+            "SELECT event_id, created_at, debounce_until FROM event_dispatches
+              WHERE activity_id = $1 AND debounce_key = $2 AND created_at <= $4
+                AND created_at > coalesce((
+                    SELECT max(created_at) FROM event_dispatches
+                     WHERE activity_id = $1 AND debounce_key = $2 AND created_at < $3
+                       AND outcome IN ('started', 'duplicate')), '-infinity')
+              ORDER BY created_at, event_id",
+        )
+        .bind(activity_id)
+        .bind(&key)
+        .bind(created_at)
+        .bind(until)
+        .fetch_all(&mut *tx)
+        .await?;
+        let me = rows
+            .iter()
+            .position(|r| r.0 == event_id)
+            .unwrap_or(rows.len());
+        let arrivals: Vec<Arrival> = rows
+            .iter()
+            .map(|(_, at, until)| Arrival {
+                at: *at,
+                until: until.unwrap_or(*at),
+            })
+            .collect();
+        let settled = match settle_debounce(&arrivals, me) {
+            Settle::Absorbed => {
+                absorb(&mut tx, activity_id, &[event_id.to_owned()], None).await?;
+                Settled::Absorbed
+            }
+            Settle::Run { from } => {
+                let absorbed: Vec<String> = rows
+                    .get(from..me)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|r| r.0.clone())
+                    .collect();
+                absorb(&mut tx, activity_id, &absorbed, Some(run_id)).await?;
+                Settled::Run { absorbed }
+            }
+        };
+        tx.commit().await?;
+        Ok(settled)
     }
 
     /// Leases up to `limit` pending dispatches whose lease (if any) lapsed,
@@ -192,7 +365,7 @@ impl EventStore {
              WHERE d.event_id = due.event_id AND d.activity_id = due.activity_id
                AND e.event_id = d.event_id
              RETURNING d.event_id, d.activity_id, d.workflow_id, d.definition_version,
-                 e.event_type, e.source, e.occurred_at, e.payload, d.created_at",
+                 e.event_type, e.source, e.occurred_at, e.payload, d.debounce_key, d.created_at",
         )
         .bind(limit)
         .bind(lease)
@@ -311,4 +484,42 @@ impl EventStore {
             .push_bind(limit);
         Ok(qb.build_query_as().fetch_all(&self.pool).await?)
     }
+}
+
+/// Completes debounced dispatches as absorbed (naming the run that took
+/// them, once known) and records each as a `skipped` run, reason
+/// `debounced`, under its own contract workflow ID.
+async fn absorb(
+    tx: &mut sqlx::Transaction<'_, Postgres>,
+    activity_id: Uuid,
+    event_ids: &[String],
+    by: Option<Uuid>,
+) -> StoreResult<()> {
+    if event_ids.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "UPDATE event_dispatches SET state = 'completed', outcome = 'debounced',
+             completed_at = coalesce(completed_at, now()), leased_until = NULL,
+             absorbed_by = coalesce($3, absorbed_by)
+         WHERE activity_id = $1 AND event_id = ANY($2)",
+    )
+    .bind(activity_id)
+    .bind(event_ids)
+    .bind(by)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type, event_id,
+             status, skip_reason, definition_version, finished_at)
+         SELECT run_id, activity_id, workflow_id, 'event', event_id, 'skipped', 'debounced',
+             definition_version, now()
+           FROM event_dispatches WHERE activity_id = $1 AND event_id = ANY($2)
+         ON CONFLICT (run_id) DO NOTHING",
+    )
+    .bind(activity_id)
+    .bind(event_ids)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
 }

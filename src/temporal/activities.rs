@@ -287,6 +287,16 @@ impl ExecutionActivities {
                     limit: c.limit,
                     on_limit: c.on_limit,
                 });
+            let rate = definition
+                .flow
+                .as_ref()
+                .and_then(|f| f.rate_limit.as_ref())
+                .map(|r| RateGate {
+                    key: r.key_of(run.event.as_ref()),
+                    limit: r.limit,
+                    period_ms: r.period.as_std().as_millis().min(u128::from(u64::MAX)) as u64,
+                    on_limit: r.on_limit,
+                });
             self.runs
                 .insert_run(&NewRun {
                     run_id: input.run_id,
@@ -300,7 +310,7 @@ impl ExecutionActivities {
                     definition_version: run.definition_version,
                     context: &context,
                     tasks_total: definition.tasks.len() as i32,
-                    queued: gate.is_some(),
+                    queued: gate.is_some() || rate.is_some(),
                 })
                 .await?;
             let attempt = self.runs.current_attempt(input.run_id).await?;
@@ -325,6 +335,7 @@ impl ExecutionActivities {
                 context,
                 attempt: attempt.max(1) as u32,
                 gate,
+                rate,
             })
         })
         .await
@@ -340,19 +351,39 @@ impl ExecutionActivities {
     ) -> Result<SlotGrant, ActivityError> {
         let attempt = activity_span(&ctx, Some(input.run_id));
         traced(attempt, async move {
-            let gate = &input.gate;
-            let grant = self
-                .flow
-                .acquire(
-                    input.run_id,
-                    input.activity_id,
-                    &gate.key,
-                    gate.limit,
-                    gate.on_limit,
-                )
-                .await?;
+            let mut grant = Grant::Acquired;
+            if let Some(gate) = &input.gate {
+                grant = self
+                    .flow
+                    .acquire(
+                        input.run_id,
+                        input.activity_id,
+                        &gate.key,
+                        gate.limit,
+                        gate.on_limit,
+                        input.rate.is_none(),
+                    )
+                    .await?;
+            }
+            // Once it holds its slot (or has none to hold), the run's start
+            // must fit its rate limit.
+            if let (Grant::Acquired, Some(rate)) = (&grant, &input.rate) {
+                grant = self
+                    .flow
+                    .acquire_rate(
+                        input.run_id,
+                        input.activity_id,
+                        &rate.key,
+                        rate.limit,
+                        chrono::Duration::milliseconds(rate.period_ms.min(i64::MAX as u64) as i64),
+                        rate.on_limit,
+                        input.gate.is_none(),
+                    )
+                    .await?;
+            }
             Ok(match grant {
                 Grant::Acquired => SlotGrant::Acquired,
+                Grant::WaitFor { millis } => SlotGrant::WaitFor { millis },
                 Grant::Waiting => SlotGrant::Waiting,
                 Grant::Ended => SlotGrant::Ended,
                 Grant::Skipped => {
@@ -369,9 +400,10 @@ impl ExecutionActivities {
                 // Temporal); its ending frees the slot and wakes this run,
                 // first in the queue. Asking again on a later poll is a no-op.
                 Grant::CancelOldest { run_id: oldest } => {
+                    let key = input.gate.as_ref().map_or("", |g| g.key.as_str());
                     let reason = format!(
                         "cancel_oldest: run {} of key `{}` takes its slot",
-                        input.run_id, gate.key
+                        input.run_id, key
                     );
                     if self
                         .runs

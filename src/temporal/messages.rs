@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::domain::flow::OnLimit;
+use crate::domain::flow::{OnLimit, RateOnLimit};
 use crate::domain::run::RunStatus;
 
 /// The launcher asks what to run for one nominal time.
@@ -59,6 +59,12 @@ pub struct LoggedRun {
     /// histories from before flow control, which then run as they did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<FlowGate>,
+    /// Set when the definition has `flow.rate_limit`: the run is `queued`
+    /// and must be granted a start of this key (after its concurrency slot,
+    /// if any) before its tasks run. Absent in histories from before rate
+    /// limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateGate>,
     /// The run's attempt: 1, or more for a retry (issue 13). Absent in
     /// histories from before retries, which were all first attempts.
     #[serde(default = "first_attempt")]
@@ -73,11 +79,25 @@ pub struct FlowGate {
     pub on_limit: OnLimit,
 }
 
+/// The rate limit a run's start must fit in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RateGate {
+    pub key: String,
+    pub limit: u32,
+    pub period_ms: u64,
+    pub on_limit: RateOnLimit,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AcquireSlotInput {
     pub run_id: Uuid,
     pub activity_id: Uuid,
-    pub gate: FlowGate,
+    /// The concurrency slot, asked for first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<FlowGate>,
+    /// The rate limit, asked for once the run holds its slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateGate>,
 }
 
 /// What asking for a slot gave the run.
@@ -88,7 +108,11 @@ pub enum SlotGrant {
     Acquired,
     /// Still `queued`: wait, then ask again.
     Waiting,
-    /// Recorded `skipped` (`concurrency_limit`): nothing to run.
+    /// Still `queued` for its rate limit: ask again after this many
+    /// milliseconds (when the window has room for it). Never in histories
+    /// from before rate limits.
+    WaitFor { millis: u64 },
+    /// Recorded `skipped` (`concurrency_limit` or `rate_limited`): nothing to run.
     Skipped,
     /// The run ended while queued (cancelled): nothing to run.
     Ended,

@@ -239,9 +239,13 @@ impl RunActivityWorkflow {
                 bookkeeping(),
             )
             .await?;
-        if let Some(gate) = &logged.gate {
+        // Flow-controlled: a concurrency slot and/or a start under the rate
+        // limit. Both absent (and `rate` always, in histories from before
+        // rate limits): the run goes on as it always did.
+        if logged.gate.is_some() || logged.rate.is_some() {
+            let gate = (logged.gate.clone(), logged.rate.clone());
             match wait_for_slot(ctx, run_id, input_activity, gate).await? {
-                SlotGrant::Acquired | SlotGrant::Waiting => {}
+                SlotGrant::Acquired | SlotGrant::Waiting | SlotGrant::WaitFor { .. } => {}
                 // Recorded `skipped`, or ended (cancelled) while queued: the
                 // row says so already; no task ran.
                 SlotGrant::Skipped => return Ok(not_run(run_id, RunStatus::Skipped)),
@@ -406,6 +410,11 @@ impl RunActivityWorkflow {
 /// (a cancel or terminate through the API, a recovered slot).
 const SLOT_WAITS: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(30));
 
+/// The shortest and longest wait, in milliseconds, of a run queued for its
+/// rate limit before it asks again (the longest bounds a wait told by a
+/// long `period`, so that a limit raised meanwhile is seen).
+const RATE_WAITS: (u64, u64) = (10, 60_000);
+
 /// Asks for the run's concurrency slot until it has one, or the run is not
 /// to run. A cancellation while queued returns `Waiting`: the caller's task
 /// loop then sees the cancellation before its first task and records it.
@@ -413,7 +422,7 @@ async fn wait_for_slot(
     ctx: &mut WorkflowContext<RunActivityWorkflow>,
     run_id: Uuid,
     activity_id: Uuid,
-    gate: &FlowGate,
+    (gate, rate): (Option<FlowGate>, Option<RateGate>),
 ) -> WorkflowResult<SlotGrant> {
     let mut wait = SLOT_WAITS.0;
     loop {
@@ -424,6 +433,7 @@ async fn wait_for_slot(
                     run_id,
                     activity_id,
                     gate: gate.clone(),
+                    rate: rate.clone(),
                 },
                 bookkeeping(),
             )
@@ -435,18 +445,33 @@ async fn wait_for_slot(
             Err(_) if ctx.cancellation_token().is_cancelled() => return Ok(SlotGrant::Waiting),
             Err(err) => return Err(err.into()),
         };
-        if grant != SlotGrant::Waiting {
-            return Ok(grant);
+        match grant {
+            SlotGrant::Waiting => {
+                let seen = ctx.state(|s| s.slot_wakes);
+                select! {
+                    _ = ctx.timer(wait) => {}
+                    _ = ctx.wait_condition(|s| s.slot_wakes > seen) => {}
+                };
+                wait = (wait * 2).min(SLOT_WAITS.1);
+            }
+            // The rate limit said when the window has room for this run: no
+            // signal announces that, the timer does. (Only activity results
+            // recorded since rate limits carry it, so older histories never
+            // reach this arm.)
+            SlotGrant::WaitFor { millis } => {
+                // A cancel ends the wait at once (no run ending signals it).
+                let token = ctx.cancellation_token();
+                let wait = Duration::from_millis(millis.clamp(RATE_WAITS.0, RATE_WAITS.1));
+                select! {
+                    _ = ctx.timer(wait) => {}
+                    _ = token.cancelled() => {}
+                };
+            }
+            other => return Ok(other),
         }
-        let seen = ctx.state(|s| s.slot_wakes);
-        select! {
-            _ = ctx.timer(wait) => {}
-            _ = ctx.wait_condition(|s| s.slot_wakes > seen) => {}
-        };
         if ctx.cancellation_token().is_cancelled() {
             return Ok(SlotGrant::Waiting);
         }
-        wait = (wait * 2).min(SLOT_WAITS.1);
     }
 }
 

@@ -17,6 +17,8 @@ pub struct Overlap {
     pub max_overall: usize,
     /// Every call's event ID, in arrival order.
     pub events: Vec<String>,
+    /// Every call's event (`context.event`), in arrival order.
+    pub bodies: Vec<serde_json::Value>,
 }
 
 pub struct HoldingSink {
@@ -53,6 +55,8 @@ impl HoldingSink {
                         o.in_flight_all += 1;
                         o.max_overall = o.max_overall.max(o.in_flight_all);
                         o.events.push(event);
+                        o.bodies
+                            .push(body.pointer("/context/event").cloned().unwrap_or_default());
                     }
                     tokio::time::sleep(hold).await;
                     if let Ok(mut o) = log.lock() {
