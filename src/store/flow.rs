@@ -96,12 +96,7 @@ impl FlowStore {
             Some("running") => {
                 // Running without a slot: a retry of an ended run (issue 13)
                 // moved it to `running`. It queues like any other run.
-                sqlx::query(
-                    "UPDATE activity_runs SET status = 'queued', started_at = NULL WHERE run_id = $1",
-                )
-                .bind(run_id)
-                .execute(&mut *tx)
-                .await?;
+                requeue(&mut tx, run_id).await?;
             }
             _ => {
                 tx.commit().await?;
@@ -257,14 +252,7 @@ impl FlowStore {
             Some(("queued", _)) => {}
             // Running without a start of this attempt: a retry of an ended
             // run (issue 13) moved it to `running`. It waits like any other.
-            Some(("running", false)) => {
-                sqlx::query(
-                    "UPDATE activity_runs SET status = 'queued', started_at = NULL WHERE run_id = $1",
-                )
-                .bind(run_id)
-                .execute(&mut *tx)
-                .await?;
-            }
+            Some(("running", false)) => requeue(&mut tx, run_id).await?,
             _ => {
                 tx.commit().await?;
                 return Ok(Grant::Ended);
@@ -473,4 +461,13 @@ impl FlowStore {
         .await?;
         Ok(rows.into_iter().map(|r| r.0).collect())
     }
+}
+
+/// Puts a run back to `queued` (not started) inside a grant's transaction.
+async fn requeue(tx: &mut sqlx::Transaction<'_, sqlx::Postgres>, run_id: Uuid) -> StoreResult<()> {
+    sqlx::query("UPDATE activity_runs SET status = 'queued', started_at = NULL WHERE run_id = $1")
+        .bind(run_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
