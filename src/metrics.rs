@@ -182,6 +182,20 @@ pub static FLOW_QUEUED: LazyLock<IntGaugeVec> = LazyLock::new(|| {
     g
 });
 
+pub static FLOW_OLDEST_WAIT: LazyLock<prometheus::GaugeVec> = LazyLock::new(|| {
+    let g = prometheus::GaugeVec::new(
+        Opts::new(
+            "acp_flow_oldest_wait_seconds",
+            "How long the longest-waiting queued run (flow.concurrency or flow.rate_limit) \
+             has waited, by activity; 0 when none waits",
+        ),
+        &["activity"],
+    )
+    .unwrap_or_else(|e| panic!("metric acp_flow_oldest_wait_seconds: {e}"));
+    let _ = REGISTRY.register(Box::new(g.clone()));
+    g
+});
+
 pub static FLOW_SLOTS_RECOVERED: LazyLock<prometheus::IntCounter> = LazyLock::new(|| {
     let c = prometheus::IntCounter::new(
         "acp_flow_slots_recovered_total",
@@ -314,6 +328,7 @@ pub async fn render() -> Response {
     LazyLock::force(&TASK_LATENCY);
     LazyLock::force(&ALERTS_OPEN);
     LazyLock::force(&FLOW_QUEUED);
+    LazyLock::force(&FLOW_OLDEST_WAIT);
     LazyLock::force(&FLOW_SLOTS_RECOVERED);
     LazyLock::force(&ALERTS_OPENED);
     LazyLock::force(&ALERTS_RESOLVED);

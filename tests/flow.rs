@@ -413,11 +413,18 @@ async fn a_queued_run_is_visible_and_can_be_cancelled(pool: PgPool) {
         json!({"in_use": 1, "queued": 1, "keys": [{"key": "a", "in_use": 1, "queued": 1}]}),
         "{activity}"
     );
-    let gauge = |text: &str| {
+    let metric = |name: &str, text: &str| {
         text.lines()
-            .find(|l| l.starts_with("acp_flow_queued_runs{") && l.contains(&id))
+            .find(|l| l.starts_with(&format!("{name}{{")) && l.contains(&id))
             .and_then(|l| l.rsplit(' ').next())
             .map(str::to_owned)
+    };
+    let gauge = |text: &str| metric("acp_flow_queued_runs", text);
+    // How long the queued run has waited so far, in seconds.
+    let waited = |text: &str| {
+        metric("acp_flow_oldest_wait_seconds", text)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(-1.0)
     };
     let metrics = app
         .http
@@ -429,6 +436,7 @@ async fn a_queued_run_is_visible_and_can_be_cancelled(pool: PgPool) {
         .await
         .unwrap_or_default();
     assert_eq!(gauge(&metrics).as_deref(), Some("1"), "{metrics}");
+    assert!(waited(&metrics) > 0.0, "{metrics}");
 
     let run_id = queued["run_id"].as_str().unwrap_or_default();
     let (status, body) = json(
@@ -469,6 +477,7 @@ async fn a_queued_run_is_visible_and_can_be_cancelled(pool: PgPool) {
         .await
         .unwrap_or_default();
     assert_eq!(gauge(&metrics).as_deref(), Some("0"), "{metrics}");
+    assert_eq!(waited(&metrics), 0.0, "{metrics}");
 }
 
 fn at(v: &Value) -> chrono::DateTime<chrono::FixedOffset> {

@@ -59,13 +59,16 @@ impl FlowControl {
         Ok(freed)
     }
 
-    /// Refreshes `acp_flow_queued_runs` from PostgreSQL.
+    /// Refreshes `acp_flow_queued_runs` and `acp_flow_oldest_wait_seconds`
+    /// from PostgreSQL.
     pub async fn refresh_gauge(&self) -> Result<()> {
-        let mut by_label: std::collections::HashMap<String, i64> = Default::default();
-        for (activity_id, count) in self.store.queued_per_activity().await? {
-            *by_label
+        let mut by_label: std::collections::HashMap<String, (i64, f64)> = Default::default();
+        for (activity_id, count, waited) in self.store.queued_per_activity().await? {
+            let entry = by_label
                 .entry(crate::metrics::activity_label(&activity_id))
-                .or_default() += count;
+                .or_default();
+            entry.0 += count;
+            entry.1 = entry.1.max(waited);
         }
         // A drained queue reads 0 rather than vanishing.
         {
@@ -78,10 +81,13 @@ impl FlowControl {
             }
             seen.extend(by_label.keys().cloned());
         }
-        for (label, count) in by_label {
+        for (label, (count, waited)) in by_label {
             crate::metrics::FLOW_QUEUED
                 .with_label_values(&[&label])
                 .set(count);
+            crate::metrics::FLOW_OLDEST_WAIT
+                .with_label_values(&[&label])
+                .set(waited);
         }
         Ok(())
     }

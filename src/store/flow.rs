@@ -398,13 +398,16 @@ impl FlowStore {
             .collect())
     }
 
-    /// Queued runs per activity, for `/metrics`.
-    pub async fn queued_per_activity(&self) -> StoreResult<Vec<(Uuid, i64)>> {
+    /// Queued runs per activity, and how long the longest-waiting of them
+    /// has waited (seconds), for `/metrics`.
+    pub async fn queued_per_activity(&self) -> StoreResult<Vec<(Uuid, i64, f64)>> {
         Ok(sqlx::query_as(
-            "SELECT activity_id, count(*) FROM (
-                 SELECT activity_id FROM flow_slots WHERE acquired_at IS NULL
+            "SELECT activity_id, count(*),
+                    EXTRACT(EPOCH FROM clock_timestamp() - min(queued_at))::float8
+               FROM (
+                 SELECT activity_id, queued_at FROM flow_slots WHERE acquired_at IS NULL
                  UNION ALL
-                 SELECT activity_id FROM flow_rate_waits
+                 SELECT activity_id, queued_at FROM flow_rate_waits
              ) q GROUP BY activity_id",
         )
         .fetch_all(&self.pool)
