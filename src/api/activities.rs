@@ -9,14 +9,13 @@ use utoipa::IntoParams;
 use uuid::Uuid;
 
 use super::AppState;
-use super::activity_model::{
-    ActivityRequest, ActivityResponse, parse_trigger_type, render, request_of,
-};
+use super::activity_model::{ActivityRequest, ActivityResponse, render, request_of};
 use super::extract::{
     ApiQuery, IdParam, JsonBody, etag, from_json_value, idempotency_key, if_match,
 };
 use super::merge_patch::merge_patch;
 use super::pagination::{Page, decode_cursor, page, parse_limit};
+use super::trigger_model::parse_trigger_type;
 use crate::domain::activity::Activity;
 use crate::domain::run::StartOutcome;
 use crate::error::{ApiError, ApiResult, Problem};

@@ -10,6 +10,7 @@ pub mod cloudevents;
 pub mod event_batch;
 pub mod events;
 pub mod extract;
+mod field_errors;
 pub mod flow_model;
 pub mod health;
 pub mod keys;
@@ -23,6 +24,7 @@ pub mod runs;
 pub mod schedule;
 pub mod sources;
 pub mod subscriptions;
+pub mod trigger_model;
 
 use std::sync::Arc;
 

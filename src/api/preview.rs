@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::activity_model::{TriggerBody, parse_trigger_body};
 use super::extract::{ApiQuery, JsonBody};
+use super::trigger_model::{TriggerBody, parse_trigger_body};
 use crate::domain::FieldError;
 use crate::domain::calendar::{NominalTime, TimeNote};
 use crate::error::{ApiError, ApiResult, Problem};

@@ -1,0 +1,339 @@
+//! The trigger as the API speaks it (`cron`, `interval`, `event`, with the
+//! misfire and DST fields), its parsing into the domain and its rendering
+//! back; shared by activities and the schedule preview.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::field_errors::Errors;
+use crate::domain::FieldError;
+use crate::domain::calendar::{DstPolicy, Repeated, Skipped};
+use crate::domain::duration::IsoDuration;
+use crate::domain::trigger::{
+    Cadence, CatchupLimit, CronExpr, EventType, MisfirePolicy, ScheduledTrigger, TimeZoneName,
+    Trigger, TriggerType,
+};
+
+/// The trigger kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TriggerKind {
+    Cron,
+    Interval,
+    Event,
+}
+
+/// When the activity runs. `cron` takes `cron` and `timezone`; `interval`
+/// takes `every`; both take the misfire fields. `event` takes `event_types`
+/// only.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TriggerBody {
+    #[serde(rename = "type")]
+    pub kind: TriggerKind,
+    /// Five-field cron expression (`cron` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "0 * * * *", min_length = 1, max_length = 200)]
+    pub cron: Option<String>,
+    /// IANA time zone of the cron expression (`cron` only). Default `UTC`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "Europe/Berlin")]
+    pub timezone: Option<String>,
+    /// ISO-8601 duration between runs, at least `PT1S` (`interval` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "PT30S", pattern = r"^P")]
+    pub every: Option<String>,
+    /// Event types the activity subscribes to (`event` only), 1 to 100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_items = 1, max_items = 100, inline, value_type = Option<Vec<EventTypeName>>)]
+    pub event_types: Option<Vec<String>>,
+    /// `skip` (default), `catchup` or `compress`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "catchup", value_type = Option<MisfirePolicy>)]
+    pub misfire_policy: Option<String>,
+    /// How many missed fires `catchup` replays: 1 to 1000, default 10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1000)]
+    pub catchup_limit: Option<i64>,
+    /// How late a fire may run under `skip`. ISO-8601, default `PT60S`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = r"^P")]
+    pub misfire_grace: Option<String>,
+    /// No fires before this instant (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
+    pub start_at: Option<String>,
+    /// No fires after this instant (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
+    pub end_at: Option<String>,
+    /// Random delay added to each fire, ISO-8601.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = r"^P")]
+    pub jitter: Option<String>,
+    /// What a daylight-saving change does to the cron expression's times
+    /// (`cron` only). Default `{"repeated": "first", "skipped": "shift"}`:
+    /// a daily job runs exactly once on every calendar day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<DstBody>,
+}
+
+/// A cron trigger's daylight-saving policy; left-out fields keep their
+/// defaults. Exactly the policy's times run, whatever the engine would do by
+/// itself (see docs/TIME.md).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DstBody {
+    /// A wall time that happens twice (clocks go back): run the `first`
+    /// (default) occurrence, the `last`, or `both`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Repeated>, example = "first")]
+    pub repeated: Option<String>,
+    /// A wall time that does not exist (clocks go forward): `shift` (default)
+    /// runs at the first instant after the gap, once; `skip` does not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Skipped>, example = "shift")]
+    pub skipped: Option<String>,
+}
+
+/// An event type name: 1 to 200 of letters, digits and `. _ - : /`.
+#[derive(ToSchema)]
+#[schema(pattern = r"^[A-Za-z0-9._:/-]{1,200}$", example = "message.received")]
+pub struct EventTypeName(#[allow(dead_code)] String);
+
+fn parse_instant(text: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| format!("`{text}` is not an RFC 3339 timestamp (e.g. 2026-03-01T09:00:00Z)"))
+}
+
+/// Parses a trigger on its own (a preview), with the same field errors as
+/// in a create (`trigger.cron`, ...).
+pub fn parse_trigger_body(body: TriggerBody) -> Result<Trigger, Vec<FieldError>> {
+    let mut errors = Errors(Vec::new());
+    match parse_trigger(&mut errors, body) {
+        Some(trigger) if errors.0.is_empty() => Ok(trigger),
+        _ => Err(errors.0),
+    }
+}
+
+pub(super) fn parse_trigger(errors: &mut Errors, body: TriggerBody) -> Option<Trigger> {
+    let kind = body.kind;
+    let not_for = |errors: &mut Errors, field: &str, present: bool, what: &str| {
+        if present {
+            errors.push(
+                format!("trigger.{field}"),
+                format!("is not allowed for {what} triggers"),
+            );
+        }
+    };
+    if kind == TriggerKind::Event {
+        for (field, present) in [
+            ("cron", body.cron.is_some()),
+            ("timezone", body.timezone.is_some()),
+            ("every", body.every.is_some()),
+            ("misfire_policy", body.misfire_policy.is_some()),
+            ("catchup_limit", body.catchup_limit.is_some()),
+            ("misfire_grace", body.misfire_grace.is_some()),
+            ("start_at", body.start_at.is_some()),
+            ("end_at", body.end_at.is_some()),
+            ("jitter", body.jitter.is_some()),
+            ("dst", body.dst.is_some()),
+        ] {
+            not_for(errors, field, present, "event");
+        }
+        let Some(types) = body.event_types else {
+            errors.push("trigger.event_types", "is required for event triggers");
+            return None;
+        };
+        if types.is_empty() || types.len() > 100 {
+            errors.push("trigger.event_types", "must list 1 to 100 event types");
+        }
+        let mut parsed: Vec<EventType> = types
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| {
+                errors.take(&format!("trigger.event_types[{i}]"), EventType::parse(t))
+            })
+            .collect();
+        parsed.sort();
+        parsed.dedup();
+        return Some(Trigger::Event {
+            event_types: parsed,
+        });
+    }
+
+    not_for(
+        errors,
+        "event_types",
+        body.event_types.is_some(),
+        "scheduled",
+    );
+    let cadence = match kind {
+        TriggerKind::Cron => {
+            not_for(errors, "every", body.every.is_some(), "cron");
+            let cron = match &body.cron {
+                Some(text) => errors.take("trigger.cron", CronExpr::parse(text)),
+                None => {
+                    errors.push("trigger.cron", "is required for cron triggers");
+                    None
+                }
+            };
+            let timezone = match &body.timezone {
+                Some(text) => errors.take("trigger.timezone", TimeZoneName::parse(text)),
+                None => Some(TimeZoneName::default()),
+            };
+            let dst = parse_dst(errors, body.dst.as_ref());
+            match (cron, timezone, dst) {
+                (Some(cron), Some(timezone), Some(dst)) => Some(Cadence::Cron {
+                    cron,
+                    timezone,
+                    dst,
+                }),
+                _ => None,
+            }
+        }
+        TriggerKind::Interval => {
+            not_for(errors, "cron", body.cron.is_some(), "interval");
+            not_for(errors, "timezone", body.timezone.is_some(), "interval");
+            not_for(errors, "dst", body.dst.is_some(), "interval");
+            match &body.every {
+                Some(text) => match IsoDuration::parse(text) {
+                    Ok(every) if every.as_std() < std::time::Duration::from_secs(1) => {
+                        errors.push("trigger.every", "must be at least PT1S");
+                        None
+                    }
+                    Ok(every) if every.as_std().subsec_nanos() != 0 => {
+                        errors.push("trigger.every", "must be a whole number of seconds");
+                        None
+                    }
+                    Ok(every) => Some(Cadence::Interval { every }),
+                    Err(m) => {
+                        errors.push("trigger.every", m);
+                        None
+                    }
+                },
+                None => {
+                    errors.push("trigger.every", "is required for interval triggers");
+                    None
+                }
+            }
+        }
+        TriggerKind::Event => unreachable!("handled above"),
+    };
+    let misfire_policy = match &body.misfire_policy {
+        Some(text) => errors.take("trigger.misfire_policy", text.parse::<MisfirePolicy>()),
+        None => Some(MisfirePolicy::default()),
+    };
+    let catchup_limit = match body.catchup_limit {
+        Some(n) => errors.take("trigger.catchup_limit", CatchupLimit::new(n)),
+        None => Some(CatchupLimit::default()),
+    };
+    let misfire_grace = match &body.misfire_grace {
+        Some(text) => errors.take("trigger.misfire_grace", IsoDuration::parse(text)),
+        None => Some(IsoDuration::from_secs(60)),
+    };
+    let start_at = body
+        .start_at
+        .as_deref()
+        .map(|t| errors.take("trigger.start_at", parse_instant(t)));
+    let end_at = body
+        .end_at
+        .as_deref()
+        .map(|t| errors.take("trigger.end_at", parse_instant(t)));
+    if let (Some(Some(start)), Some(Some(end))) = (start_at, end_at)
+        && end <= start
+    {
+        errors.push("trigger.end_at", "must be after start_at");
+    }
+    let jitter = body
+        .jitter
+        .as_deref()
+        .map(|t| errors.take("trigger.jitter", IsoDuration::parse(t)));
+    Some(Trigger::Scheduled(ScheduledTrigger {
+        cadence: cadence?,
+        misfire_policy: misfire_policy?,
+        catchup_limit: catchup_limit?,
+        misfire_grace: misfire_grace?,
+        start_at: start_at.map_or(Some(None), |v| v.map(Some))?,
+        end_at: end_at.map_or(Some(None), |v| v.map(Some))?,
+        jitter: jitter.map_or(Some(None), |v| v.map(Some))?,
+    }))
+}
+
+pub(super) fn parse_dst(errors: &mut Errors, body: Option<&DstBody>) -> Option<DstPolicy> {
+    let Some(body) = body else {
+        return Some(DstPolicy::default());
+    };
+    let repeated = match &body.repeated {
+        Some(text) => errors.take("trigger.dst.repeated", text.parse::<Repeated>()),
+        None => Some(Repeated::default()),
+    };
+    let skipped = match &body.skipped {
+        Some(text) => errors.take("trigger.dst.skipped", text.parse::<Skipped>()),
+        None => Some(Skipped::default()),
+    };
+    Some(DstPolicy {
+        repeated: repeated?,
+        skipped: skipped?,
+    })
+}
+
+pub(super) fn trigger_body(trigger: &Trigger) -> TriggerBody {
+    let mut body = TriggerBody {
+        kind: TriggerKind::Event,
+        cron: None,
+        timezone: None,
+        every: None,
+        event_types: None,
+        misfire_policy: None,
+        catchup_limit: None,
+        misfire_grace: None,
+        start_at: None,
+        end_at: None,
+        jitter: None,
+        dst: None,
+    };
+    match trigger {
+        Trigger::Event { event_types } => {
+            body.event_types = Some(event_types.iter().map(|t| t.as_str().to_owned()).collect());
+        }
+        Trigger::Scheduled(s) => {
+            match &s.cadence {
+                Cadence::Cron {
+                    cron,
+                    timezone,
+                    dst,
+                } => {
+                    body.kind = TriggerKind::Cron;
+                    body.cron = Some(cron.as_str().to_owned());
+                    body.timezone = Some(timezone.name().to_owned());
+                    body.dst = Some(DstBody {
+                        repeated: Some(dst.repeated.as_str().to_owned()),
+                        skipped: Some(dst.skipped.as_str().to_owned()),
+                    });
+                }
+                Cadence::Interval { every } => {
+                    body.kind = TriggerKind::Interval;
+                    body.every = Some(every.to_string());
+                }
+            }
+            body.misfire_policy = Some(s.misfire_policy.as_str().to_owned());
+            body.catchup_limit = Some(i64::from(s.catchup_limit.get()));
+            body.misfire_grace = Some(s.misfire_grace.to_string());
+            body.start_at = s
+                .start_at
+                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
+            body.end_at = s
+                .end_at
+                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
+            body.jitter = s.jitter.map(|j| j.to_string());
+        }
+    }
+    body
+}
+
+pub fn parse_trigger_type(text: &str) -> Result<TriggerType, String> {
+    text.parse()
+}
