@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use temporalio_client::grpc::WorkflowService;
 use temporalio_common::protos::temporal::api::common::v1::{
-    Payloads, WorkflowExecution, WorkflowType,
+    Payload, Payloads, WorkflowExecution, WorkflowType,
 };
 use temporalio_common::protos::temporal::api::enums::v1::WorkflowIdReusePolicy;
 use temporalio_common::protos::temporal::api::taskqueue::v1::TaskQueue;
@@ -73,30 +73,49 @@ impl TemporalGateway {
         request_id: uuid::Uuid,
         reuse: WorkflowIdReusePolicy,
     ) -> Result<StartOutcome, GatewayError> {
+        self.start_workflow(Start {
+            workflow_type: RUN_WORKFLOW_TYPE,
+            workflow_id,
+            task_queue,
+            input: json_payload(input),
+            request_id,
+            reuse,
+        })
+        .await
+    }
+
+    /// Starts one workflow execution; `Duplicate` when the reuse policy
+    /// refuses the ID (running, or closed in a way the policy does not
+    /// allow again).
+    async fn start_workflow(&self, start: Start<'_>) -> Result<StartOutcome, GatewayError> {
         self.bounded(async {
             let mut client = self.client().await?;
             let request = self.request(StartWorkflowExecutionRequest {
                 namespace: self.settings.namespace.clone(),
-                workflow_id: workflow_id.to_owned(),
+                workflow_id: start.workflow_id.to_owned(),
                 workflow_type: Some(WorkflowType {
-                    name: RUN_WORKFLOW_TYPE.to_owned(),
+                    name: start.workflow_type.to_owned(),
                 }),
                 task_queue: Some(TaskQueue {
-                    name: task_queue.to_owned(),
+                    name: start.task_queue.to_owned(),
                     ..Default::default()
                 }),
                 input: Some(Payloads {
-                    payloads: vec![json_payload(input)],
+                    payloads: vec![start.input],
                 }),
                 identity: self.settings.identity.clone(),
-                request_id: request_id.to_string(),
-                workflow_id_reuse_policy: reuse as i32,
+                request_id: start.request_id.to_string(),
+                workflow_id_reuse_policy: start.reuse as i32,
                 ..Default::default()
             });
             match WorkflowService::start_workflow_execution(&mut client, request).await {
                 Ok(_) => Ok(StartOutcome::Started),
                 Err(status) if status.code() == Code::AlreadyExists => {
-                    tracing::info!(%workflow_id, "already started: duplicate");
+                    tracing::info!(
+                        workflow_id = %start.workflow_id,
+                        workflow_type = start.workflow_type,
+                        "already started: duplicate"
+                    );
                     Ok(StartOutcome::Duplicate)
                 }
                 Err(status) => Err(status.into()),
@@ -129,34 +148,13 @@ impl TemporalGateway {
             WorkflowIdReusePolicy::RejectDuplicate
         };
         let workflow_id = launcher_workflow_id(activity_id, scheduled_for);
-        self.bounded(async {
-            let mut client = self.client().await?;
-            let request = self.request(StartWorkflowExecutionRequest {
-                namespace: self.settings.namespace.clone(),
-                workflow_id: workflow_id.clone(),
-                workflow_type: Some(WorkflowType {
-                    name: LAUNCHER_WORKFLOW_TYPE.to_owned(),
-                }),
-                task_queue: Some(TaskQueue {
-                    name: task_queue.to_owned(),
-                    ..Default::default()
-                }),
-                input: Some(Payloads {
-                    payloads: vec![json_payload(&LauncherInput { activity_id })],
-                }),
-                identity: self.settings.identity.clone(),
-                request_id: uuid::Uuid::new_v4().to_string(),
-                workflow_id_reuse_policy: reuse as i32,
-                ..Default::default()
-            });
-            match WorkflowService::start_workflow_execution(&mut client, request).await {
-                Ok(_) => Ok(StartOutcome::Started),
-                Err(status) if status.code() == Code::AlreadyExists => {
-                    tracing::info!(%workflow_id, "launcher already started: duplicate");
-                    Ok(StartOutcome::Duplicate)
-                }
-                Err(status) => Err(status.into()),
-            }
+        self.start_workflow(Start {
+            workflow_type: LAUNCHER_WORKFLOW_TYPE,
+            workflow_id: &workflow_id,
+            task_queue,
+            input: json_payload(&LauncherInput { activity_id }),
+            request_id: uuid::Uuid::new_v4(),
+            reuse,
         })
         .await
     }
@@ -170,33 +168,13 @@ impl TemporalGateway {
         task_queue: &str,
         delivery_id: uuid::Uuid,
     ) -> Result<StartOutcome, GatewayError> {
-        self.bounded(async {
-            let mut client = self.client().await?;
-            let request = self.request(StartWorkflowExecutionRequest {
-                namespace: self.settings.namespace.clone(),
-                workflow_id: workflow_id.to_owned(),
-                workflow_type: Some(WorkflowType {
-                    name: crate::temporal::notify::DELIVERY_WORKFLOW_TYPE.to_owned(),
-                }),
-                task_queue: Some(TaskQueue {
-                    name: task_queue.to_owned(),
-                    ..Default::default()
-                }),
-                input: Some(Payloads {
-                    payloads: vec![json_payload(&crate::temporal::notify::DeliveryInput {
-                        delivery_id,
-                    })],
-                }),
-                identity: self.settings.identity.clone(),
-                request_id: uuid::Uuid::new_v4().to_string(),
-                workflow_id_reuse_policy: WorkflowIdReusePolicy::RejectDuplicate as i32,
-                ..Default::default()
-            });
-            match WorkflowService::start_workflow_execution(&mut client, request).await {
-                Ok(_) => Ok(StartOutcome::Started),
-                Err(status) if status.code() == Code::AlreadyExists => Ok(StartOutcome::Duplicate),
-                Err(status) => Err(status.into()),
-            }
+        self.start_workflow(Start {
+            workflow_type: crate::temporal::notify::DELIVERY_WORKFLOW_TYPE,
+            workflow_id,
+            task_queue,
+            input: json_payload(&crate::temporal::notify::DeliveryInput { delivery_id }),
+            request_id: uuid::Uuid::new_v4(),
+            reuse: WorkflowIdReusePolicy::RejectDuplicate,
         })
         .await
     }
@@ -261,4 +239,14 @@ impl TemporalGateway {
         })
         .await
     }
+}
+
+/// What differs between the workflow starts this service makes.
+struct Start<'a> {
+    workflow_type: &'a str,
+    workflow_id: &'a str,
+    task_queue: &'a str,
+    input: Payload,
+    request_id: uuid::Uuid,
+    reuse: WorkflowIdReusePolicy,
 }
