@@ -173,14 +173,7 @@ impl FlowStore {
             Admission::Wait => Grant::Waiting,
             Admission::Skip => {
                 // The trigger on status removes its queue row.
-                sqlx::query(
-                    "UPDATE activity_runs SET status = 'skipped', skip_reason = 'concurrency_limit',
-                         finished_at = now()
-                     WHERE run_id = $1 AND status = 'queued'",
-                )
-                .bind(run_id)
-                .execute(&mut *tx)
-                .await?;
+                skip_queued(&mut tx, run_id, "concurrency_limit").await?;
                 Grant::Skipped
             }
             Admission::CancelOldest => {
@@ -353,14 +346,7 @@ impl FlowStore {
             RateAdmission::Skip => {
                 // The trigger on status removes its queue rows (and frees a
                 // concurrency slot it held).
-                sqlx::query(
-                    "UPDATE activity_runs SET status = 'skipped', skip_reason = 'rate_limited',
-                         finished_at = now()
-                     WHERE run_id = $1 AND status = 'queued'",
-                )
-                .bind(run_id)
-                .execute(&mut *tx)
-                .await?;
+                skip_queued(&mut tx, run_id, "rate_limited").await?;
                 Grant::Skipped
             }
             RateAdmission::WaitUntil(at) => Grant::WaitFor {
@@ -472,5 +458,23 @@ async fn requeue(tx: &mut sqlx::Transaction<'_, sqlx::Postgres>, run_id: Uuid) -
         .bind(run_id)
         .execute(&mut **tx)
         .await?;
+    Ok(())
+}
+
+/// Records a queued run `skipped` with `reason` inside a grant's transaction
+/// (the trigger on status removes its queue rows and frees a slot it held).
+async fn skip_queued(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    run_id: Uuid,
+    reason: &str,
+) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE activity_runs SET status = 'skipped', skip_reason = $2, finished_at = now()
+          WHERE run_id = $1 AND status = 'queued'",
+    )
+    .bind(run_id)
+    .bind(reason)
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
