@@ -4,17 +4,19 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use temporalio_common::RetryPolicy;
-use temporalio_common::UntypedActivity;
 use temporalio_common::data_converters::RawValue;
+use temporalio_common::data_converters::TemporalDeserializable;
+use temporalio_common::error::ActivityExecutionError;
 use temporalio_common::error::ApplicationFailure;
 use temporalio_common::search_attributes::{SearchAttributeKey, Timestamp};
+use temporalio_common::{ActivityDefinition, RetryPolicy, UntypedActivity};
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::workflows::select;
 use temporalio_sdk::{
-    ActivityOptions, ChildWorkflowOptions, ChildWorkflowStartError, ParentClosePolicy,
-    StartChildWorkflowExecutionFailedCause, SyncWorkflowContext, WorkflowCancellationToken,
-    WorkflowContext, WorkflowIdReusePolicy, WorkflowResult, WorkflowTermination,
+    ActivityOptions, ChildWorkflowOptions, ChildWorkflowStartError, LocalActivityOptions,
+    ParentClosePolicy, StartChildWorkflowExecutionFailedCause, SyncWorkflowContext,
+    WorkflowCancellationToken, WorkflowContext, WorkflowIdReusePolicy, WorkflowResult,
+    WorkflowTermination,
 };
 use uuid::Uuid;
 
@@ -34,16 +36,23 @@ const SCHEDULED_START: SearchAttributeKey<Timestamp> =
 pub const RUN_WORKFLOW_TYPE: &str = "RunActivityWorkflow";
 pub const TASK_WORKFLOW_TYPE: &str = "TaskInstanceWorkflow";
 
+/// How our own bookkeeping is retried: until the database answers (an
+/// outage delays runs, it does not fail them).
+fn bookkeeping_retry() -> RetryPolicy {
+    RetryPolicy::builder()
+        .initial_interval(Duration::from_millis(500))
+        .maximum_interval(Duration::from_secs(10))
+        .build()
+}
+
+/// How long one bookkeeping attempt may take.
+const BOOKKEEPING_ATTEMPT: Duration = Duration::from_secs(30);
+
 /// Options for our own bookkeeping activities: short, retried until the
-/// database answers (an outage delays runs, it does not fail them).
+/// database answers.
 fn bookkeeping() -> ActivityOptions {
-    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(30))
-        .retry_policy(
-            RetryPolicy::builder()
-                .initial_interval(Duration::from_millis(500))
-                .maximum_interval(Duration::from_secs(10))
-                .build(),
-        )
+    ActivityOptions::with_start_to_close_timeout(BOOKKEEPING_ATTEMPT)
+        .retry_policy(bookkeeping_retry())
         .build()
 }
 
@@ -54,6 +63,47 @@ fn bookkeeping_after_cancel() -> ActivityOptions {
     let mut options = bookkeeping();
     options.cancellation_token = Some(WorkflowCancellationToken::new());
     options
+}
+
+/// Executions that reached this patch write their rows (the launcher's
+/// `prepare_scheduled_run`, the run's `log_run` and `finish_run`, the task's
+/// `start_task` and `finish_task`, a retry's `task_state`) as local
+/// activities: the worker runs them inside the workflow task that asked,
+/// and history keeps one marker instead of an activity task's three events,
+/// its dispatch through the server and the workflow task that follows
+/// (issue 15). They are the same idempotent upserts, retried the same way.
+/// Histories from before the patch keep their activity tasks on replay.
+const LOCAL_BOOKKEEPING: &str = "bookkeeping-as-local-activities";
+
+/// Runs one bookkeeping write: a local activity in executions under
+/// [`LOCAL_BOOKKEEPING`], an activity task in those from before it.
+/// `after_cancel` puts it on a cancellation token of its own (see
+/// [`bookkeeping_after_cancel`]).
+async fn bookkeep<W, AD>(
+    ctx: &WorkflowContext<W>,
+    activity: AD,
+    input: AD::Input,
+    after_cancel: bool,
+) -> Result<AD::Output, ActivityExecutionError>
+where
+    AD: ActivityDefinition,
+    AD::Output: TemporalDeserializable,
+{
+    if ctx.patched(LOCAL_BOOKKEEPING) {
+        let options = LocalActivityOptions::builder()
+            .start_to_close_timeout(BOOKKEEPING_ATTEMPT)
+            .retry_policy(bookkeeping_retry())
+            .maybe_cancellation_token(after_cancel.then(WorkflowCancellationToken::new))
+            .build();
+        ctx.execute_local_activity(activity, input, options).await
+    } else {
+        let options = if after_cancel {
+            bookkeeping_after_cancel()
+        } else {
+            bookkeeping()
+        };
+        ctx.execute_activity(activity, input, options).await
+    }
 }
 
 /// What Temporal allows a webhook attempt beyond its HTTP timeout, for the
@@ -153,16 +203,16 @@ impl LaunchScheduledRunWorkflow {
                 detail: Some("not started by a schedule: no nominal time".into()),
             });
         };
-        let prepared = ctx
-            .execute_activity(
-                ExecutionActivities::prepare_scheduled_run,
-                PrepareScheduledRun {
-                    activity_id: input.activity_id,
-                    scheduled_for,
-                },
-                bookkeeping(),
-            )
-            .await?;
+        let prepared = bookkeep(
+            ctx,
+            ExecutionActivities::prepare_scheduled_run,
+            PrepareScheduledRun {
+                activity_id: input.activity_id,
+                scheduled_for,
+            },
+            false,
+        )
+        .await?;
         let (Some(run), Some(workflow_id)) = (prepared.run, prepared.workflow_id) else {
             return Ok(LaunchResult {
                 workflow_id: None,
@@ -228,17 +278,17 @@ impl RunActivityWorkflow {
         let workflow_id = ctx.workflow_id().to_owned();
         let run_id = ids::run_id(&workflow_id);
         let input_activity = input.activity_id;
-        let logged = ctx
-            .execute_activity(
-                ExecutionActivities::log_run,
-                LogRunInput {
-                    run_id,
-                    workflow_id,
-                    run: input,
-                },
-                bookkeeping(),
-            )
-            .await?;
+        let logged = bookkeep(
+            ctx,
+            ExecutionActivities::log_run,
+            LogRunInput {
+                run_id,
+                workflow_id,
+                run: input,
+            },
+            false,
+        )
+        .await?;
         // Flow-controlled: a concurrency slot and/or a start under the rate
         // limit. Both absent (and `rate` always, in histories from before
         // rate limits): the run goes on as it always did.
@@ -291,16 +341,16 @@ impl RunActivityWorkflow {
                 // A retry: Temporal refuses the ID of a task that succeeded
                 // (or still runs); an earlier attempt's result stands.
                 Err(err) if is_already_started(&err) && logged.attempt > 1 => {
-                    let earlier = ctx
-                        .execute_activity(
-                            ExecutionActivities::task_state,
-                            TaskStateInput {
-                                task_id: ids::task_instance_id(&task_workflow_id),
-                                run_id,
-                            },
-                            bookkeeping(),
-                        )
-                        .await?;
+                    let earlier = bookkeep(
+                        ctx,
+                        ExecutionActivities::task_state,
+                        TaskStateInput {
+                            task_id: ids::task_instance_id(&task_workflow_id),
+                            run_id,
+                        },
+                        false,
+                    )
+                    .await?;
                     if earlier.status == Some(TaskStatus::Succeeded) {
                         TaskOutcome {
                             succeeded: true,
@@ -348,7 +398,8 @@ impl RunActivityWorkflow {
         }
         if let Some(from) = cancelled_from {
             let reason = ctx.cancellation_token().reason();
-            ctx.execute_activity(
+            bookkeep(
+                ctx,
                 ExecutionActivities::finish_run,
                 FinishRunInput {
                     run_id,
@@ -369,7 +420,7 @@ impl RunActivityWorkflow {
                         })
                         .collect(),
                 },
-                bookkeeping_after_cancel(),
+                true,
             )
             .await?;
             return Err(WorkflowTermination::cancelled());
@@ -379,7 +430,8 @@ impl RunActivityWorkflow {
         } else {
             RunStatus::Failed
         };
-        ctx.execute_activity(
+        bookkeep(
+            ctx,
             ExecutionActivities::finish_run,
             FinishRunInput {
                 run_id,
@@ -389,7 +441,7 @@ impl RunActivityWorkflow {
                 failed,
                 cancelled_tasks: Vec::new(),
             },
-            bookkeeping(),
+            false,
         )
         .await?;
         if status == RunStatus::Failed && ctx.patched(FAILURES_FAIL) {
@@ -497,7 +549,8 @@ impl TaskInstanceWorkflow {
     ) -> WorkflowResult<TaskOutcome> {
         let workflow_id = ctx.workflow_id().to_owned();
         let task_id = ids::task_instance_id(&workflow_id);
-        ctx.execute_activity(
+        bookkeep(
+            ctx,
             ExecutionActivities::start_task,
             StartTaskInput {
                 task_id,
@@ -507,7 +560,7 @@ impl TaskInstanceWorkflow {
                 index: input.index,
                 name: input.task.name.clone(),
             },
-            bookkeeping(),
+            false,
         )
         .await?;
         let task_json = serde_json::json!({
@@ -627,7 +680,8 @@ impl TaskInstanceWorkflow {
         // A task that finished before the cancellation reached it keeps its
         // result; one that was interrupted ends `cancelled`.
         let cancelled = !outcome.0.succeeded && ctx.cancellation_token().is_cancelled();
-        ctx.execute_activity(
+        bookkeep(
+            ctx,
             ExecutionActivities::finish_task,
             FinishTaskInput {
                 task_id,
@@ -638,11 +692,7 @@ impl TaskInstanceWorkflow {
                 error: outcome.0.error.clone(),
                 cancelled,
             },
-            if cancelled {
-                bookkeeping_after_cancel()
-            } else {
-                bookkeeping()
-            },
+            cancelled,
         )
         .await?;
         if cancelled {
