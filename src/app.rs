@@ -270,7 +270,11 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
         });
         // Whatever accepts events starts their runs: the dispatcher leases
         // rows, so every replica's dispatcher shares the work.
-        let dispatcher = state.services.events.clone();
+        let dispatcher = state
+            .services
+            .events
+            .clone()
+            .with_max_running(settings.dispatch_max_running);
         let shutdown = stopped();
         tasks.spawn(async move {
             dispatcher.run_dispatcher(DISPATCH_POLL, shutdown).await;
@@ -325,7 +329,11 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
         if command == Service::Worker {
             // Consumers accept events, so this process starts their runs too
             // (serve already has a dispatcher beside its API).
-            let dispatcher = state.services.events.clone();
+            let dispatcher = state
+                .services
+                .events
+                .clone()
+                .with_max_running(settings.dispatch_max_running);
             let shutdown = stopped();
             tasks.spawn(async move {
                 dispatcher.run_dispatcher(DISPATCH_POLL, shutdown).await;

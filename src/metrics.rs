@@ -196,6 +196,17 @@ pub static FLOW_OLDEST_WAIT: LazyLock<prometheus::GaugeVec> = LazyLock::new(|| {
     g
 });
 
+pub static DISPATCH_ALLOWANCE: LazyLock<prometheus::IntGauge> = LazyLock::new(|| {
+    let g = prometheus::IntGauge::new(
+        "acp_dispatch_allowance",
+        "How many runs started by events or by hand this process's dispatcher lets run at \
+         once now: ACP_DISPATCH_MAX_RUNNING, lowered while runs wait for their first workflow task",
+    )
+    .unwrap_or_else(|e| panic!("metric acp_dispatch_allowance: {e}"));
+    let _ = REGISTRY.register(Box::new(g.clone()));
+    g
+});
+
 pub static FLOW_SLOTS_RECOVERED: LazyLock<prometheus::IntCounter> = LazyLock::new(|| {
     let c = prometheus::IntCounter::new(
         "acp_flow_slots_recovered_total",
@@ -330,6 +341,7 @@ pub async fn render() -> Response {
     LazyLock::force(&FLOW_QUEUED);
     LazyLock::force(&FLOW_OLDEST_WAIT);
     LazyLock::force(&FLOW_SLOTS_RECOVERED);
+    LazyLock::force(&DISPATCH_ALLOWANCE);
     LazyLock::force(&ALERTS_OPENED);
     LazyLock::force(&ALERTS_RESOLVED);
     LazyLock::force(&NOTIFICATION_DELIVERIES);

@@ -56,6 +56,7 @@ macro_rules! named_enum {
 }
 
 pub mod activity;
+pub mod admission;
 pub mod alert;
 pub mod backfill;
 pub mod calendar;

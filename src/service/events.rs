@@ -10,8 +10,9 @@
 //! lease lapses. A client that asks to wait (`Prefer: wait`) gets its starts
 //! made within its request instead, as before the dispatcher.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
@@ -19,6 +20,7 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::{Result, found};
+use crate::domain::admission;
 use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
 use crate::domain::ids;
 use crate::domain::run::RunInput;
@@ -64,6 +66,17 @@ impl IngestResult {
 
 /// How many pending dispatches one dispatcher round leases.
 const BATCH: i64 = 64;
+/// The most runs started by events or by hand that may run at once, over
+/// all replicas, before dispatchers leave further dispatches pending (see
+/// [`EventRouter::with_max_running`]).
+pub const DEFAULT_MAX_RUNNING: usize = 32;
+/// How far back the wait of event runs for their first task is looked at.
+const WAIT_WINDOW: Duration = Duration::from_secs(2);
+/// How long a dispatcher remembers a run it started, to count it before its
+/// workflow has written its row.
+const STARTED_MEMORY: Duration = Duration::from_secs(30);
+/// How soon a dispatcher held back by `max_running` looks again.
+const THROTTLED_POLL: Duration = Duration::from_millis(100);
 /// How many starts one dispatcher has in flight at once.
 const CONCURRENCY: usize = 16;
 /// How long a dispatcher holds the rows it is starting; the rows of a
@@ -82,8 +95,31 @@ pub struct EventRouter {
     task_queue: Arc<str>,
     /// Wakes this process's dispatcher when ingest leaves work for it.
     wake: Arc<Notify>,
+    /// Runs started by events or by hand allowed to run at once, at most.
+    max_running: usize,
+    /// The allowance under it now, and when it last changed (see
+    /// `domain::admission`).
+    allowance: Arc<Mutex<(usize, Instant)>>,
+    /// Runs this dispatcher started lately, with when (see `STARTED_MEMORY`).
+    /// and how long Temporal took to accept each start.
+    started: Arc<Mutex<VecDeque<Started>>>,
     #[cfg(feature = "fault-injection")]
     pub faults: Arc<crate::faults::Faults>,
+}
+
+/// A run a dispatcher started lately.
+struct Started {
+    at: Instant,
+    run_id: Uuid,
+    /// How long Temporal took to accept the start.
+    took: Duration,
+}
+
+/// What one dispatcher round could and did take.
+struct Round {
+    /// How many dispatches `max_running` left room for.
+    room: i64,
+    leased: usize,
 }
 
 /// What starting one dispatch's run needs.
@@ -149,9 +185,26 @@ impl EventRouter {
             gateway,
             task_queue,
             wake: Default::default(),
+            max_running: DEFAULT_MAX_RUNNING,
+            allowance: Arc::new(Mutex::new((admission::FIRST_ALLOWANCE, Instant::now()))),
+            started: Default::default(),
             #[cfg(feature = "fault-injection")]
             faults: Default::default(),
         }
+    }
+
+    /// At most `max_running` runs started by events or by hand run at once
+    /// (over all replicas, counted in PostgreSQL), and fewer while runs wait
+    /// for their first workflow task (`domain::admission`): beyond that, dispatchers leave
+    /// dispatches pending until runs end. A backlog then waits in its outbox
+    /// rows instead of in Temporal's task queues, where its workflow tasks
+    /// would be served before the next scheduled run's (fairness, issue 14).
+    /// A client that asks to wait is not held back.
+    pub fn with_max_running(mut self, max_running: usize) -> Self {
+        self.max_running = max_running.max(1);
+        let first = admission::FIRST_ALLOWANCE.min(self.max_running);
+        self.allowance = Arc::new(Mutex::new((first, Instant::now())));
+        self
     }
 
     /// Whether an injected crash hits this dispatch (tests only).
@@ -303,12 +356,14 @@ impl EventRouter {
             target.event,
             target.definition_version,
         );
+        let asked = Instant::now();
         let outcome = match self
             .gateway
             .start_run(&target.workflow_id, &self.task_queue, &input)
             .await
         {
             Ok(outcome) => {
+                self.remember_started(&target.workflow_id, asked.elapsed());
                 self.events
                     .complete(&target.event_id, target.activity_id)
                     .await?;
@@ -331,12 +386,101 @@ impl EventRouter {
         Ok(outcome)
     }
 
+    fn remember_started(&self, workflow_id: &str, took: Duration) {
+        if let Ok(mut started) = self.started.lock() {
+            started.push_back(Started {
+                at: Instant::now(),
+                run_id: ids::run_id(workflow_id),
+                took,
+            });
+        }
+    }
+
+    /// How many dispatches this round may start: `max_running` less the
+    /// runs started by events or by hand that run now, at most a batch.
+    async fn room(&self) -> Result<i64> {
+        let (recent, start_wait) = match self.started.lock() {
+            Ok(mut started) => {
+                while started
+                    .front()
+                    .is_some_and(|s| s.at.elapsed() > STARTED_MEMORY)
+                {
+                    started.pop_front();
+                }
+                let lately: Vec<Duration> = started
+                    .iter()
+                    .filter(|s| s.at.elapsed() <= WAIT_WINDOW)
+                    .map(|s| s.took)
+                    .collect();
+                let start_wait = (!lately.is_empty())
+                    .then(|| lately.iter().sum::<Duration>() / lately.len() as u32);
+                (started.iter().map(|s| s.run_id).collect(), start_wait)
+            }
+            Err(_) => (Vec::new(), None),
+        };
+        let seen = self.events.admission(&recent, WAIT_WINDOW).await?;
+        // Waiting for the engine: the start itself (its history written),
+        // then the first workflow task after it.
+        let wait = match (start_wait, seen.first_task_wait) {
+            (None, None) => None,
+            (start, first) => Some(start.unwrap_or_default() + first.unwrap_or_default()),
+        };
+        let allowance = match self.allowance.lock() {
+            // Nothing to make way for: the allowance waits as it is.
+            Ok(allowance) if !seen.schedule_active => allowance.0,
+            Ok(mut allowance) => {
+                let (current, changed_at) = *allowance;
+                let next = admission::next_allowance(
+                    current,
+                    self.max_running,
+                    wait,
+                    seen.running >= current as i64,
+                    changed_at.elapsed(),
+                );
+                if next < current {
+                    tracing::debug!(
+                        allowance = next,
+                        ?wait,
+                        "event runs wait for the engine: fewer at once"
+                    );
+                }
+                if next != current {
+                    *allowance = (next, Instant::now());
+                }
+                next
+            }
+            Err(_) => self.max_running,
+        };
+        let limit = if seen.schedule_active {
+            allowance
+        } else {
+            self.max_running
+        };
+        crate::metrics::DISPATCH_ALLOWANCE.set(limit as i64);
+        Ok(admission::room(
+            allowance,
+            self.max_running,
+            seen.schedule_active,
+            seen.running,
+            BATCH,
+        ))
+    }
+
     /// One dispatcher round: leases the oldest due dispatches (those no
-    /// other dispatcher or waiting request holds), starts them with bounded
-    /// concurrency, and returns how many it leased.
-    #[tracing::instrument(skip(self))]
+    /// other dispatcher or waiting request holds) that `max_running` leaves
+    /// room for, starts them with bounded concurrency, and returns how many
+    /// it leased.
     pub async fn dispatch_due(&self) -> Result<usize> {
-        let due = self.events.lease_due(BATCH, DISPATCH_LEASE).await?;
+        Ok(self.dispatch_round().await?.leased)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn dispatch_round(&self) -> Result<Round> {
+        let room = self.room().await?;
+        if room == 0 {
+            return Ok(Round { room, leased: 0 });
+        }
+        let due = self.events.lease_due(room, DISPATCH_LEASE).await?;
         let leased = due.len();
         let outcomes: Vec<std::result::Result<DispatchOutcome, StoreError>> =
             futures::stream::iter(due.into_iter().map(|d| {
@@ -357,29 +501,29 @@ impl EventRouter {
         if leased > 0 {
             tracing::debug!(leased, started, "dispatched pending events");
         }
-        Ok(leased)
+        Ok(Round { room, leased })
     }
 
     /// Runs dispatcher rounds until `shutdown`: at once when ingest leaves
-    /// work, again while full batches come back, and every `poll` for rows
-    /// other processes left (a crash, a lapsed lease, Temporal back).
+    /// work, again while full rounds come back, soon while `max_running`
+    /// holds dispatches back, and every `poll` for rows other processes
+    /// left (a crash, a lapsed lease, Temporal back).
     pub async fn run_dispatcher(self, poll: Duration, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
         loop {
-            let full = match self.dispatch_due().await {
-                Ok(leased) => leased as i64 == BATCH,
+            let wait = match self.dispatch_round().await {
+                Ok(Round { room: 0, .. }) => THROTTLED_POLL.min(poll),
+                Ok(Round { room, leased }) if leased as i64 == room => continue,
+                Ok(_) => poll,
                 Err(err) => {
                     tracing::warn!(error = %err, "dispatcher round failed");
-                    false
+                    poll
                 }
             };
-            if full {
-                continue;
-            }
             tokio::select! {
                 _ = &mut shutdown => return,
                 _ = self.wake.notified() => {}
-                _ = tokio::time::sleep(poll) => {}
+                _ = tokio::time::sleep(wait) => {}
             }
         }
     }

@@ -1,6 +1,8 @@
 //! `events` and `event_dispatches`: the event router's memory, which outlives
 //! Temporal's retention.
 
+use std::time::Duration;
+
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 use sqlx::{FromRow, PgPool, Postgres};
@@ -55,6 +57,15 @@ pub struct LeasedDispatch {
     pub payload: Json<serde_json::Value>,
     /// Set when the dispatch is debounced: it must be settled before it runs.
     pub debounce_key: Option<String>,
+}
+
+/// See [`EventStore::admission`].
+#[derive(Debug, Clone, Copy)]
+pub struct Admission {
+    pub running: i64,
+    pub first_task_wait: Option<Duration>,
+    /// Some scheduled run's nominal time lies within the last minute.
+    pub schedule_active: bool,
 }
 
 /// An enabled event activity subscribed to an event type.
@@ -377,6 +388,38 @@ impl EventStore {
         // UPDATE ... RETURNING keeps no order: arrival order again.
         rows.sort_by_key(|(_, created_at)| *created_at);
         Ok(rows.into_iter().map(|(d, _)| d).collect())
+    }
+
+    /// What admitting event runs looks at, in one query: the runs started by
+    /// an event or by hand that are running now, across every replica, plus
+    /// those of `started` (runs one dispatcher started a moment ago) whose
+    /// workflow has not written their row yet; and how long the event runs
+    /// whose rows were written within `recent` waited, on average, from
+    /// their start until their first workflow task wrote the row; and
+    /// whether a schedule fired within the last minute.
+    pub async fn admission(&self, started: &[Uuid], recent: Duration) -> StoreResult<Admission> {
+        let (running, wait, schedule_active): (i64, Option<f64>, bool) = sqlx::query_as(
+            "SELECT (SELECT count(*) FROM activity_runs
+                      WHERE status = 'running' AND trigger_type IN ('event', 'manual'))
+                  + (SELECT count(*) FROM unnest($1::uuid[]) AS s(run_id)
+                      WHERE NOT EXISTS (SELECT 1 FROM activity_runs r WHERE r.run_id = s.run_id)),
+                    (SELECT extract(epoch FROM avg(greatest(r.created_at - d.completed_at, interval '0')))::float8
+                       FROM activity_runs r JOIN event_dispatches d ON d.workflow_id = r.workflow_id
+                      WHERE r.created_at > now() - $2::interval
+                        AND r.trigger_type = 'event' AND r.attempt = 1),
+                    EXISTS (SELECT 1 FROM activity_runs
+                             WHERE trigger_type IN ('cron', 'interval')
+                               AND scheduled_for > now() - interval '1 minute')",
+        )
+        .bind(started)
+        .bind(recent)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(Admission {
+            running,
+            first_task_wait: wait.map(|s| Duration::from_secs_f64(s.max(0.0))),
+            schedule_active,
+        })
     }
 
     /// Gives a leased dispatch back to be retried no sooner than `after`.
