@@ -391,7 +391,10 @@ impl EventStore {
     }
 
     /// What admitting event runs looks at, in one query: the runs started by
-    /// an event or by hand that are running now, across every replica, plus
+    /// an event or by hand that are running now, across every replica (those
+    /// started within 15 minutes: a row left `running` by an execution that
+    /// closed outside this service must not hold the allowance for ever, and
+    /// a run that long waits on its tasks more than it loads the engine), plus
     /// those of `started` (runs one dispatcher started a moment ago) whose
     /// workflow has not written their row yet; and how long the event runs
     /// whose rows were written within `recent` waited, on average, from
@@ -400,7 +403,8 @@ impl EventStore {
     pub async fn admission(&self, started: &[Uuid], recent: Duration) -> StoreResult<Admission> {
         let (running, wait, schedule_active): (i64, Option<f64>, bool) = sqlx::query_as(
             "SELECT (SELECT count(*) FROM activity_runs
-                      WHERE status = 'running' AND trigger_type IN ('event', 'manual'))
+                      WHERE status = 'running' AND trigger_type IN ('event', 'manual')
+                        AND created_at > now() - interval '15 minutes')
                   + (SELECT count(*) FROM unnest($1::uuid[]) AS s(run_id)
                       WHERE NOT EXISTS (SELECT 1 FROM activity_runs r WHERE r.run_id = s.run_id)),
                     (SELECT extract(epoch FROM avg(greatest(r.created_at - d.completed_at, interval '0')))::float8
