@@ -172,16 +172,11 @@ pub struct Settings {
     pub webhook_allow_internal: bool,
 
     /// Runs started by events or by hand that may run at once, over every
-    /// replica, at most (fewer while runs wait for the engine); beyond it,
-    /// event dispatches wait in PostgreSQL until runs end, so that a backlog
-    /// does not delay scheduled runs.
-    #[arg(
-        long,
-        env = "ACP_DISPATCH_MAX_RUNNING",
-        default_value_t = crate::service::events::DEFAULT_MAX_RUNNING,
-        global = true
-    )]
-    pub dispatch_max_running: usize,
+    /// replica, before event dispatches wait in PostgreSQL until runs end
+    /// (unset: no limit). While a schedule fires often they are held to an
+    /// allowance that follows the engine's pace in any case.
+    #[arg(long, env = "ACP_DISPATCH_MAX_RUNNING", global = true)]
+    pub dispatch_max_running: Option<usize>,
 
     /// Consume every enabled broker source (in `serve` and `worker`; `api`
     /// never consumes).

@@ -200,7 +200,8 @@ pub static DISPATCH_ALLOWANCE: LazyLock<prometheus::IntGauge> = LazyLock::new(||
     let g = prometheus::IntGauge::new(
         "acp_dispatch_allowance",
         "How many runs started by events or by hand this process's dispatcher lets run at \
-         once now: ACP_DISPATCH_MAX_RUNNING, lowered while runs wait for their first workflow task",
+         once now: while a schedule fires often, an allowance that follows how long runs wait for \
+         the engine; otherwise ACP_DISPATCH_MAX_RUNNING (0: no limit)",
     )
     .unwrap_or_else(|e| panic!("metric acp_dispatch_allowance: {e}"));
     let _ = REGISTRY.register(Box::new(g.clone()));

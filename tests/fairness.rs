@@ -180,7 +180,7 @@ async fn a_scheduled_activity_keeps_its_cadence_while_a_backlog_of_events_drains
     );
     eprintln!("fairness: event runs allowed at once while draining: {low} to {high}");
     assert!(low >= 1, "{allowances:?}");
-    assert!(high < 32, "{allowances:?}");
+    assert!(high < 1024, "{allowances:?}");
     // The drain was long enough to measure anything.
     assert!(fires >= 10, "the backlog drained in {fires} s");
     assert!(

@@ -103,10 +103,6 @@ pub async fn run(bench: &Bench) -> anyhow::Result<()> {
             ("TEMPORAL_ADDRESS", &bench.temporal),
             ("TEMPORAL_NAMESPACE", "default"),
             ("ACP_TASK_QUEUE", &queue),
-            // No worker runs these runs, so none ever ends: the limit on
-            // runs running at once would hold all but the first back. This
-            // measures accepting and starting, so it is lifted.
-            ("ACP_DISPATCH_MAX_RUNNING", "1000000"),
         ],
     )
     .await?;

@@ -56,14 +56,32 @@ pub fn next_allowance(
     }
 }
 
-/// How many more runs a dispatcher may start now: the allowance less the
-/// runs of that kind running, at most `batch`. The allowance holds only
-/// while some schedule fires often (`schedule_active`: a scheduled run in the
-/// last minute); with none to make way for, `max` does. A schedule that
+/// The highest the allowance goes without a configured maximum.
+pub const ALLOWANCE_CEILING: usize = 1024;
+
+/// The allowance's ceiling: the configured maximum (`None`: no limit).
+pub fn ceiling(max: Option<usize>) -> usize {
+    max.unwrap_or(ALLOWANCE_CEILING).max(1)
+}
+
+/// How many more runs a dispatcher may start now, at most `batch`. While
+/// some schedule fires often (`schedule_active`: a scheduled run in the last
+/// minute), the allowance less the runs of that kind running; otherwise the
+/// configured maximum less them, or no limit without one. A schedule that
 /// fires hourly meets at most a few seconds' wait in a busy queue; one that
 /// fires every second loses its fires to overlap.
-pub fn room(allowance: usize, max: usize, schedule_active: bool, running: i64, batch: i64) -> i64 {
-    let limit = if schedule_active { allowance } else { max };
+pub fn room(
+    allowance: usize,
+    max: Option<usize>,
+    schedule_active: bool,
+    running: i64,
+    batch: i64,
+) -> i64 {
+    let limit = match (schedule_active, max) {
+        (true, _) => allowance,
+        (false, Some(max)) => max,
+        (false, None) => return batch,
+    };
     (limit as i64 - running).clamp(0, batch)
 }
 
@@ -118,15 +136,16 @@ mod tests {
     fn room_is_what_the_allowance_leaves_at_most_a_batch() {
         // (allowance, max, schedule active, running, batch) -> room
         for (allowance, max, active, running, batch, room) in [
-            (16, 32, true, 0, 64, 16),
-            (16, 32, true, 10, 64, 6),
-            (16, 32, true, 16, 64, 0),
-            (4, 32, true, 9, 64, 0),
-            (100, 100, true, 0, 64, 64),
-            // No schedule fires often: the maximum holds.
-            (4, 32, false, 0, 64, 32),
-            (4, 32, false, 30, 64, 2),
-            (4, 32, false, 40, 64, 0),
+            (16, Some(32), true, 0, 64, 16),
+            (16, None, true, 10, 64, 6),
+            (16, Some(32), true, 16, 64, 0),
+            (4, None, true, 9, 64, 0),
+            (100, Some(100), true, 0, 64, 64),
+            // No schedule fires often: the maximum holds, or nothing.
+            (4, Some(32), false, 0, 64, 32),
+            (4, Some(32), false, 30, 64, 2),
+            (4, Some(32), false, 40, 64, 0),
+            (4, None, false, 5000, 64, 64),
         ] {
             assert_eq!(super::room(allowance, max, active, running, batch), room);
         }

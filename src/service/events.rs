@@ -66,10 +66,6 @@ impl IngestResult {
 
 /// How many pending dispatches one dispatcher round leases.
 const BATCH: i64 = 64;
-/// The most runs started by events or by hand that may run at once, over
-/// all replicas, before dispatchers leave further dispatches pending (see
-/// [`EventRouter::with_max_running`]).
-pub const DEFAULT_MAX_RUNNING: usize = 32;
 /// How far back the wait of event runs for their first task is looked at.
 const WAIT_WINDOW: Duration = Duration::from_secs(2);
 /// How long a dispatcher remembers a run it started, to count it before its
@@ -96,7 +92,7 @@ pub struct EventRouter {
     /// Wakes this process's dispatcher when ingest leaves work for it.
     wake: Arc<Notify>,
     /// Runs started by events or by hand allowed to run at once, at most.
-    max_running: usize,
+    max_running: Option<usize>,
     /// The allowance under it now, and when it last changed (see
     /// `domain::admission`).
     allowance: Arc<Mutex<(usize, Instant)>>,
@@ -185,7 +181,7 @@ impl EventRouter {
             gateway,
             task_queue,
             wake: Default::default(),
-            max_running: DEFAULT_MAX_RUNNING,
+            max_running: None,
             allowance: Arc::new(Mutex::new((admission::FIRST_ALLOWANCE, Instant::now()))),
             started: Default::default(),
             #[cfg(feature = "fault-injection")]
@@ -194,15 +190,16 @@ impl EventRouter {
     }
 
     /// At most `max_running` runs started by events or by hand run at once
-    /// (over all replicas, counted in PostgreSQL), and fewer while runs wait
-    /// for their first workflow task (`domain::admission`): beyond that, dispatchers leave
-    /// dispatches pending until runs end. A backlog then waits in its outbox
+    /// (over all replicas, counted in PostgreSQL; `None`: no limit), and,
+    /// while a schedule fires often, no more than an allowance that follows
+    /// how long runs wait for the engine (`domain::admission`): beyond that,
+    /// dispatchers leave dispatches pending until runs end. A backlog then waits in its outbox
     /// rows instead of in Temporal's task queues, where its workflow tasks
     /// would be served before the next scheduled run's (fairness, issue 14).
     /// A client that asks to wait is not held back.
-    pub fn with_max_running(mut self, max_running: usize) -> Self {
-        self.max_running = max_running.max(1);
-        let first = admission::FIRST_ALLOWANCE.min(self.max_running);
+    pub fn with_max_running(mut self, max_running: Option<usize>) -> Self {
+        self.max_running = max_running.filter(|&max| max > 0);
+        let first = admission::FIRST_ALLOWANCE.min(admission::ceiling(self.max_running));
         self.allowance = Arc::new(Mutex::new((first, Instant::now())));
         self
     }
@@ -432,7 +429,7 @@ impl EventRouter {
                 let (current, changed_at) = *allowance;
                 let next = admission::next_allowance(
                     current,
-                    self.max_running,
+                    admission::ceiling(self.max_running),
                     wait,
                     seen.running >= current as i64,
                     changed_at.elapsed(),
@@ -449,12 +446,12 @@ impl EventRouter {
                 }
                 next
             }
-            Err(_) => self.max_running,
+            Err(_) => admission::ceiling(self.max_running),
         };
-        let limit = if seen.schedule_active {
-            allowance
-        } else {
-            self.max_running
+        // What holds now: the allowance, else the maximum (0: no limit).
+        let limit = match (seen.schedule_active, self.max_running) {
+            (true, _) => allowance,
+            (false, max) => max.unwrap_or(0),
         };
         crate::metrics::DISPATCH_ALLOWANCE.set(limit as i64);
         Ok(admission::room(
