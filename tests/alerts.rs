@@ -11,7 +11,7 @@ mod common;
 
 use std::time::Duration;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use common::*;
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -109,6 +109,30 @@ async fn first_success(app: &TestApp, id: &str) {
     .await;
 }
 
+/// Stops the worker between two runs: right after one ended, long before
+/// the next fire of a two-second schedule. Stopped in the middle of a run,
+/// the run would stay `running` until the worker returns, and Temporal's
+/// fires meanwhile would be overlap-skips behind a running run, not misses.
+async fn stop_between_runs(app: &TestApp, id: &str, worker: acp::temporal::worker::WorkerHandle) {
+    eventually(Duration::from_secs(30), || async {
+        let runs = app.runs_of(id).await;
+        let quiet = runs
+            .iter()
+            .all(|r| !matches!(r["status"].as_str(), Some("running" | "queued")));
+        let just_ended = runs
+            .iter()
+            .filter_map(|r| r["finished_at"].as_str())
+            .filter_map(|t| DateTime::parse_from_rfc3339(t).ok())
+            .max()
+            .is_some_and(|t| {
+                Utc::now() - t.with_timezone(&Utc) < chrono::Duration::milliseconds(600)
+            });
+        (quiet && just_ended).then_some(())
+    })
+    .await;
+    worker.stop().await;
+}
+
 #[sqlx::test(migrations = "./migrations")]
 async fn late_start_opens_when_the_worker_stops_and_resolves_when_it_returns(pool: PgPool) {
     let _serial = SERIAL.lock().await;
@@ -158,7 +182,7 @@ async fn late_start_opens_when_the_worker_stops_and_resolves_when_it_returns(poo
         metric(&app, resolved_counter).await,
     );
 
-    worker.stop().await;
+    stop_between_runs(&app, &id, worker).await;
     let stopped = Utc::now();
     let last_run = app
         .runs_of(&id)
