@@ -101,15 +101,7 @@ async fn a_scheduled_activity_keeps_its_cadence_while_a_backlog_of_events_drains
     // What the dispatcher let run at once, as /metrics tells, meanwhile.
     let allowances = std::sync::Mutex::new(Vec::new());
     eventually(Duration::from_secs(600), || async {
-        let metrics = app
-            .http
-            .get(app.url("/metrics"))
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-            .text()
-            .await
-            .unwrap_or_default();
+        let metrics = app.metrics_text().await;
         if let Some(allowance) = metrics
             .lines()
             .find_map(|l| l.strip_prefix("acp_dispatch_allowance "))

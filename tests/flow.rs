@@ -426,15 +426,7 @@ async fn a_queued_run_is_visible_and_can_be_cancelled(pool: PgPool) {
             .and_then(|v| v.parse::<f64>().ok())
             .unwrap_or(-1.0)
     };
-    let metrics = app
-        .http
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .text()
-        .await
-        .unwrap_or_default();
+    let metrics = app.metrics_text().await;
     assert_eq!(gauge(&metrics).as_deref(), Some("1"), "{metrics}");
     assert!(waited(&metrics) > 0.0, "{metrics}");
 
@@ -467,15 +459,7 @@ async fn a_queued_run_is_visible_and_can_be_cancelled(pool: PgPool) {
         !called.iter().any(|e| e.ends_with(&queued_event)),
         "the cancelled run ({queued_event}) never called: {called:?}"
     );
-    let metrics = app
-        .http
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .text()
-        .await
-        .unwrap_or_default();
+    let metrics = app.metrics_text().await;
     assert_eq!(gauge(&metrics).as_deref(), Some("0"), "{metrics}");
     assert_eq!(waited(&metrics), 0.0, "{metrics}");
 }

@@ -64,25 +64,26 @@ pub fn ceiling(max: Option<usize>) -> usize {
     max.unwrap_or(ALLOWANCE_CEILING).max(1)
 }
 
-/// How many more runs a dispatcher may start now, at most `batch`. While
-/// some schedule fires often (`schedule_active`: a scheduled run in the last
-/// minute), the allowance less the runs of that kind running; otherwise the
-/// configured maximum less them, or no limit without one. A schedule that
-/// fires hourly meets at most a few seconds' wait in a busy queue; one that
-/// fires every second loses its fires to overlap.
-pub fn room(
-    allowance: usize,
-    max: Option<usize>,
-    schedule_active: bool,
-    running: i64,
-    batch: i64,
-) -> i64 {
-    let limit = match (schedule_active, max) {
-        (true, _) => allowance,
-        (false, Some(max)) => max,
-        (false, None) => return batch,
-    };
-    (limit as i64 - running).clamp(0, batch)
+/// The limit that holds now on runs started by events or by hand (`None`:
+/// none). While some schedule fires often (`schedule_active`: a scheduled
+/// run in the last minute), the allowance; otherwise the configured maximum,
+/// if any. A schedule that fires hourly meets at most a few seconds' wait in
+/// a busy queue; one that fires every second loses its fires to overlap.
+pub fn limit(allowance: usize, max: Option<usize>, schedule_active: bool) -> Option<usize> {
+    if schedule_active {
+        Some(allowance)
+    } else {
+        max
+    }
+}
+
+/// How many more runs a dispatcher may start now: `limit` less the runs of
+/// that kind running, at most `batch`.
+pub fn room(limit: Option<usize>, running: i64, batch: i64) -> i64 {
+    match limit {
+        Some(limit) => (limit as i64 - running).clamp(0, batch),
+        None => batch,
+    }
 }
 
 #[cfg(test)]
@@ -147,7 +148,10 @@ mod tests {
             (4, Some(32), false, 40, 64, 0),
             (4, None, false, 5000, 64, 64),
         ] {
-            assert_eq!(super::room(allowance, max, active, running, batch), room);
+            assert_eq!(
+                super::room(limit(allowance, max, active), running, batch),
+                room
+            );
         }
     }
 }

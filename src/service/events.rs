@@ -10,8 +10,7 @@
 //! lease lapses. A client that asks to wait (`Prefer: wait`) gets its starts
 //! made within its request instead, as before the dispatcher.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -19,8 +18,8 @@ use futures::StreamExt;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
+use super::admission::Admission;
 use super::{Result, found};
-use crate::domain::admission;
 use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
 use crate::domain::ids;
 use crate::domain::run::RunInput;
@@ -66,12 +65,7 @@ impl IngestResult {
 
 /// How many pending dispatches one dispatcher round leases.
 const BATCH: i64 = 64;
-/// How far back the wait of event runs for their first task is looked at.
-const WAIT_WINDOW: Duration = Duration::from_secs(2);
-/// How long a dispatcher remembers a run it started, to count it before its
-/// workflow has written its row.
-const STARTED_MEMORY: Duration = Duration::from_secs(30);
-/// How soon a dispatcher held back by `max_running` looks again.
+/// How soon a dispatcher held back by its admission looks again.
 const THROTTLED_POLL: Duration = Duration::from_millis(100);
 /// How many starts one dispatcher has in flight at once.
 const CONCURRENCY: usize = 16;
@@ -91,29 +85,15 @@ pub struct EventRouter {
     task_queue: Arc<str>,
     /// Wakes this process's dispatcher when ingest leaves work for it.
     wake: Arc<Notify>,
-    /// Runs started by events or by hand allowed to run at once, at most.
-    max_running: Option<usize>,
-    /// The allowance under it now, and when it last changed (see
-    /// `domain::admission`).
-    allowance: Arc<Mutex<(usize, Instant)>>,
-    /// Runs this dispatcher started lately, with when (see `STARTED_MEMORY`).
-    /// and how long Temporal took to accept each start.
-    started: Arc<Mutex<VecDeque<Started>>>,
+    /// How many event runs may start now (fairness, `service::admission`).
+    admission: Admission,
     #[cfg(feature = "fault-injection")]
     pub faults: Arc<crate::faults::Faults>,
 }
 
-/// A run a dispatcher started lately.
-struct Started {
-    at: Instant,
-    run_id: Uuid,
-    /// How long Temporal took to accept the start.
-    took: Duration,
-}
-
 /// What one dispatcher round could and did take.
 struct Round {
-    /// How many dispatches `max_running` left room for.
+    /// How many dispatches the admission left room for.
     room: i64,
     leased: usize,
 }
@@ -181,26 +161,17 @@ impl EventRouter {
             gateway,
             task_queue,
             wake: Default::default(),
-            max_running: None,
-            allowance: Arc::new(Mutex::new((admission::FIRST_ALLOWANCE, Instant::now()))),
-            started: Default::default(),
+            admission: Admission::new(None),
             #[cfg(feature = "fault-injection")]
             faults: Default::default(),
         }
     }
 
     /// At most `max_running` runs started by events or by hand run at once
-    /// (over all replicas, counted in PostgreSQL; `None`: no limit), and,
-    /// while a schedule fires often, no more than an allowance that follows
-    /// how long runs wait for the engine (`domain::admission`): beyond that,
-    /// dispatchers leave dispatches pending until runs end. A backlog then waits in its outbox
-    /// rows instead of in Temporal's task queues, where its workflow tasks
-    /// would be served before the next scheduled run's (fairness, issue 14).
-    /// A client that asks to wait is not held back.
+    /// (`None`: no limit), and fewer while a schedule fires often; see
+    /// [`Admission`]. A client that asks to wait is not held back.
     pub fn with_max_running(mut self, max_running: Option<usize>) -> Self {
-        self.max_running = max_running.filter(|&max| max > 0);
-        let first = admission::FIRST_ALLOWANCE.min(admission::ceiling(self.max_running));
-        self.allowance = Arc::new(Mutex::new((first, Instant::now())));
+        self.admission = Admission::new(max_running);
         self
     }
 
@@ -360,7 +331,8 @@ impl EventRouter {
             .await
         {
             Ok(outcome) => {
-                self.remember_started(&target.workflow_id, asked.elapsed());
+                self.admission
+                    .remember_started(&target.workflow_id, asked.elapsed());
                 self.events
                     .complete(&target.event_id, target.activity_id)
                     .await?;
@@ -383,88 +355,8 @@ impl EventRouter {
         Ok(outcome)
     }
 
-    fn remember_started(&self, workflow_id: &str, took: Duration) {
-        if let Ok(mut started) = self.started.lock() {
-            started.push_back(Started {
-                at: Instant::now(),
-                run_id: ids::run_id(workflow_id),
-                took,
-            });
-        }
-    }
-
-    /// How many dispatches this round may start: `max_running` less the
-    /// runs started by events or by hand that run now, at most a batch.
-    async fn room(&self) -> Result<i64> {
-        let (recent, start_wait) = match self.started.lock() {
-            Ok(mut started) => {
-                while started
-                    .front()
-                    .is_some_and(|s| s.at.elapsed() > STARTED_MEMORY)
-                {
-                    started.pop_front();
-                }
-                let lately: Vec<Duration> = started
-                    .iter()
-                    .filter(|s| s.at.elapsed() <= WAIT_WINDOW)
-                    .map(|s| s.took)
-                    .collect();
-                let start_wait = (!lately.is_empty())
-                    .then(|| lately.iter().sum::<Duration>() / lately.len() as u32);
-                (started.iter().map(|s| s.run_id).collect(), start_wait)
-            }
-            Err(_) => (Vec::new(), None),
-        };
-        let seen = self.events.admission(&recent, WAIT_WINDOW).await?;
-        // Waiting for the engine: the start itself (its history written),
-        // then the first workflow task after it.
-        let wait = match (start_wait, seen.first_task_wait) {
-            (None, None) => None,
-            (start, first) => Some(start.unwrap_or_default() + first.unwrap_or_default()),
-        };
-        let allowance = match self.allowance.lock() {
-            // Nothing to make way for: the allowance waits as it is.
-            Ok(allowance) if !seen.schedule_active => allowance.0,
-            Ok(mut allowance) => {
-                let (current, changed_at) = *allowance;
-                let next = admission::next_allowance(
-                    current,
-                    admission::ceiling(self.max_running),
-                    wait,
-                    seen.running >= current as i64,
-                    changed_at.elapsed(),
-                );
-                if next < current {
-                    tracing::debug!(
-                        allowance = next,
-                        ?wait,
-                        "event runs wait for the engine: fewer at once"
-                    );
-                }
-                if next != current {
-                    *allowance = (next, Instant::now());
-                }
-                next
-            }
-            Err(_) => admission::ceiling(self.max_running),
-        };
-        // What holds now: the allowance, else the maximum (0: no limit).
-        let limit = match (seen.schedule_active, self.max_running) {
-            (true, _) => allowance,
-            (false, max) => max.unwrap_or(0),
-        };
-        crate::metrics::DISPATCH_ALLOWANCE.set(limit as i64);
-        Ok(admission::room(
-            allowance,
-            self.max_running,
-            seen.schedule_active,
-            seen.running,
-            BATCH,
-        ))
-    }
-
     /// One dispatcher round: leases the oldest due dispatches (those no
-    /// other dispatcher or waiting request holds) that `max_running` leaves
+    /// other dispatcher or waiting request holds) that the admission leaves
     /// room for, starts them with bounded concurrency, and returns how many
     /// it leased.
     pub async fn dispatch_due(&self) -> Result<usize> {
@@ -473,7 +365,7 @@ impl EventRouter {
 
     #[tracing::instrument(skip(self))]
     async fn dispatch_round(&self) -> Result<Round> {
-        let room = self.room().await?;
+        let room = self.admission.room(&self.events, BATCH).await?;
         if room == 0 {
             return Ok(Round { room, leased: 0 });
         }
@@ -502,7 +394,7 @@ impl EventRouter {
     }
 
     /// Runs dispatcher rounds until `shutdown`: at once when ingest leaves
-    /// work, again while full rounds come back, soon while `max_running`
+    /// work, again while full rounds come back, soon while the admission
     /// holds dispatches back, and every `poll` for rows other processes
     /// left (a crash, a lapsed lease, Temporal back).
     pub async fn run_dispatcher(self, poll: Duration, shutdown: impl Future<Output = ()>) {

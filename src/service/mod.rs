@@ -4,6 +4,7 @@
 //! call these, so a write behaves the same whoever makes it.
 
 pub mod activities;
+pub mod admission;
 pub mod alerts;
 pub mod events;
 pub mod flow;

@@ -129,6 +129,18 @@ impl TestApp {
         }
     }
 
+    /// The `/metrics` text this app serves.
+    pub async fn metrics_text(&self) -> String {
+        self.http
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .text()
+            .await
+            .unwrap_or_default()
+    }
+
     /// Runs of an activity, from the history API (first page, newest first).
     pub async fn runs_of(&self, activity_id: &str) -> Vec<Value> {
         let (status, page) = json(
