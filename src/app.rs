@@ -113,6 +113,7 @@ pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
         api::auth::Auth::Keys {
             keys: state.keys.clone(),
             table: Arc::new(api::auth::ScopeTable::from_document(&document)),
+            known: Default::default(),
         }
     } else {
         api::auth::Auth::Disabled

@@ -96,6 +96,55 @@ pub fn verify(secret: &str, stored: &[u8]) -> bool {
     digest(secret).ct_eq(stored).into()
 }
 
+/// What a key is that never changes once it exists: its scope and the hash
+/// of its secret. A key can only be revoked, so these may be kept in memory;
+/// whether the key is still live may not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyFacts {
+    pub scope: Scope,
+    pub secret_sha256: [u8; 32],
+}
+
+/// A request's key, verified against [`KeyFacts`] held in memory, whose
+/// liveness (not revoked) is still to be confirmed by PostgreSQL. The
+/// statement that serves the request confirms it in the same snapshot it
+/// reads or writes in, so a revocation refuses the very next request on
+/// every replica without a round trip of its own; a path that cannot fold
+/// the check in asks [`crate::store::KeyStore::confirm`] before acting.
+#[derive(Debug, Clone)]
+pub struct UnconfirmedKey {
+    id: Uuid,
+    confirmed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl UnconfirmedKey {
+    pub fn new(id: Uuid) -> Self {
+        Self {
+            id,
+            confirmed: Default::default(),
+        }
+    }
+
+    pub fn id(&self) -> Uuid {
+        self.id
+    }
+
+    /// PostgreSQL said the key is live, in the request's own statement.
+    pub fn confirm(&self) {
+        self.confirmed
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    pub fn is_confirmed(&self) -> bool {
+        self.confirmed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The key still to check, if any: `None` once confirmed.
+    pub fn pending(key: Option<&Self>) -> Option<Uuid> {
+        key.filter(|k| !k.is_confirmed()).map(Self::id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

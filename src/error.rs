@@ -244,6 +244,7 @@ impl From<StoreError> for ApiError {
                 current_version: current,
             },
             StoreError::Unavailable(_) => ApiError::Unavailable("PostgreSQL".into()),
+            StoreError::KeyRevoked => ApiError::Unauthorized("the API key has been revoked"),
             StoreError::Other(e) => ApiError::Internal(e),
         }
     }

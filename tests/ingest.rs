@@ -379,3 +379,102 @@ async fn a_batch_that_is_not_one_is_refused_naming_events(pool: PgPool) {
     // Nothing of the refused batches was recorded.
     assert_eq!(scalar(&pool, "SELECT count(*) FROM events").await, 0);
 }
+
+/// Ingest writes a new event and its dispatch rows in one statement from the
+/// subscribers it last read; that statement compares them with the table in
+/// its own snapshot. A subscriber added, deleted, changed or given a
+/// debounce since the last event is seen by the very next one.
+#[sqlx::test(migrations = "./migrations")]
+async fn the_next_event_sees_subscribers_changed_since_the_last(pool: PgPool) {
+    let app = TestApp::without_temporal(pool.clone()).await;
+    let rows = async |event_id: &str| -> Vec<(String, i64, bool)> {
+        sqlx::query_as(
+            "SELECT activity_id::text, definition_version, debounce_key IS NOT NULL
+             FROM event_dispatches WHERE event_id = $1 ORDER BY activity_id",
+        )
+        .bind(event_id)
+        .fetch_all(&pool)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let mut n = 0;
+    let mut post = async || {
+        n += 1;
+        let event_id = format!("sub-{n}");
+        let body = json!({"event_id": event_id, "event_type": "sub.changed", "source": "s", "payload": {"n": n}});
+        let (status, answer) = json(app.post("/v1/events", &body).await).await;
+        assert!(status == 200 || status == 202, "{answer}");
+        let mut answered: Vec<String> = answer["dispatches"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| d["activity_id"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        answered.sort();
+        (event_id, answered)
+    };
+    let ids = |rows: &[(String, i64, bool)]| rows.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
+
+    // Twice with one subscriber: the second from what the first read.
+    let a = app.create(&event_activity("sub.changed")).await["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    for _ in 0..2 {
+        let (event, answered) = post().await;
+        assert_eq!(answered, std::slice::from_ref(&a));
+        assert_eq!(rows(&event).await, [(a.clone(), 1, false)]);
+    }
+    // A second subscriber.
+    let b = app.create(&event_activity("sub.changed")).await["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let mut both = vec![a.clone(), b.clone()];
+    both.sort();
+    let (event, answered) = post().await;
+    assert_eq!(answered, both);
+    assert_eq!(ids(&rows(&event).await), both);
+    let (event, _) = post().await;
+    assert_eq!(ids(&rows(&event).await), both, "again, from memory");
+    // The first deleted.
+    let (status, _) = json(app.delete(&format!("/v1/activities/{a}")).await).await;
+    assert_eq!(status, 204);
+    let (event, answered) = post().await;
+    assert_eq!(answered, std::slice::from_ref(&b));
+    assert_eq!(rows(&event).await, [(b.clone(), 1, false)]);
+    // The second changed: its new version is the one dispatched.
+    let (status, patched) = json(
+        app.patch(
+            &format!("/v1/activities/{b}"),
+            &json!({"description": "v2"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{patched}");
+    let (event, _) = post().await;
+    assert_eq!(rows(&event).await, [(b.clone(), 2, false)]);
+    // Given a debounce: its dispatches are debounced from the next event on.
+    let (status, patched) = json(
+        app.patch(
+            &format!("/v1/activities/{b}"),
+            &json!({"flow": {"debounce": {"period": "PT1H"}}}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{patched}");
+    for _ in 0..2 {
+        let (event, _) = post().await;
+        assert_eq!(rows(&event).await, [(b.clone(), 3, true)]);
+    }
+    // Deleted too: no dispatch at all.
+    let (status, _) = json(app.delete(&format!("/v1/activities/{b}")).await).await;
+    assert_eq!(status, 204);
+    for _ in 0..2 {
+        let (event, answered) = post().await;
+        assert!(answered.is_empty());
+        assert!(rows(&event).await.is_empty());
+    }
+}

@@ -4,14 +4,14 @@
 //! cover needs `admin`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::auth::Scope;
+use crate::auth::{self, KeyFacts, Scope, UnconfirmedKey};
 use crate::error::ApiError;
 use crate::store::KeyStore;
 use crate::store::keys::Rejection;
@@ -66,12 +66,55 @@ impl ScopeTable {
     }
 }
 
+/// The routes whose handlers confirm the caller's key in the statement that
+/// serves them (see [`UnconfirmedKey`]): the busiest, where a lookup of its
+/// own would be a second round trip per request.
+const CONFIRMED_IN_STATEMENT: [(Method, &str); 3] = [
+    (Method::GET, "/v1/runs"),
+    (Method::GET, "/v1/activities/{id}/runs"),
+    (Method::POST, "/v1/events"),
+];
+
+fn confirmed_in_statement(method: &Method, route: &str) -> bool {
+    let method = if method == Method::HEAD {
+        &Method::GET
+    } else {
+        method
+    };
+    CONFIRMED_IN_STATEMENT
+        .iter()
+        .any(|(m, r)| m == method && *r == route)
+}
+
+/// The [`KeyFacts`] of keys seen live, by key ID. Bounded: when full it
+/// starts again empty (a key not found here costs one lookup).
+#[derive(Debug, Default)]
+pub struct KnownKeys(RwLock<HashMap<uuid::Uuid, KeyFacts>>);
+
+impl KnownKeys {
+    const CAPACITY: usize = 10_000;
+
+    fn get(&self, id: uuid::Uuid) -> Option<KeyFacts> {
+        self.0.read().ok()?.get(&id).cloned()
+    }
+
+    fn remember(&self, id: uuid::Uuid, facts: KeyFacts) {
+        if let Ok(mut known) = self.0.write() {
+            if known.len() >= Self::CAPACITY {
+                known.clear();
+            }
+            known.insert(id, facts);
+        }
+    }
+}
+
 /// How the API authenticates: by keys, or (explicitly) not at all.
 #[derive(Clone)]
 pub enum Auth {
     Keys {
         keys: KeyStore,
         table: Arc<ScopeTable>,
+        known: Arc<KnownKeys>,
     },
     Disabled,
 }
@@ -100,10 +143,24 @@ fn bearer(request: &Request) -> Result<&str, ApiError> {
 #[derive(Debug, Clone, Copy)]
 pub struct CallerKey(pub uuid::Uuid);
 
+fn refused(rejection: Rejection) -> Response {
+    tracing::info!(?rejection, "bearer token refused");
+    let why = match rejection {
+        Rejection::Revoked => "the API key has been revoked",
+        Rejection::Malformed | Rejection::UnknownKey | Rejection::WrongSecret => {
+            "the bearer token is not a valid API key"
+        }
+    };
+    ApiError::Unauthorized(why).into_response()
+}
+
 /// Middleware: lets a request through only with a live key whose scope
-/// covers its route.
+/// covers its route. On the routes that confirm the key in their own
+/// statement, a key seen before is checked in memory and its liveness left
+/// to that statement; whatever the handler did not confirm is confirmed
+/// here once it ends, and refused if it was revoked.
 pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: Next) -> Response {
-    let Auth::Keys { keys, table } = auth else {
+    let Auth::Keys { keys, table, known } = auth else {
         return next.run(request).await;
     };
     let route = request
@@ -118,30 +175,48 @@ pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: N
         Ok(token) => token,
         Err(err) => return err.into_response(),
     };
-    let key = match keys.authenticate(token).await {
-        Ok(Ok(key)) => key,
-        Ok(Err(rejection)) => {
-            tracing::info!(?rejection, "bearer token refused");
-            let why = match rejection {
-                Rejection::Revoked => "the API key has been revoked",
-                Rejection::Malformed | Rejection::UnknownKey | Rejection::WrongSecret => {
-                    "the bearer token is not a valid API key"
-                }
-            };
-            return ApiError::Unauthorized(why).into_response();
-        }
-        Err(err) => return ApiError::from(err).into_response(),
+    let Some((id, secret)) = auth::parse(token) else {
+        return refused(Rejection::Malformed);
     };
-    tracing::Span::current().record("key_id", tracing::field::display(key.id));
-    if !key.scope.grants(needed) {
+    let facts = known
+        .get(id)
+        .filter(|_| confirmed_in_statement(request.method(), &route));
+    let (scope, pending) = match facts {
+        Some(facts) => {
+            if !auth::verify(secret, &facts.secret_sha256) {
+                return refused(Rejection::WrongSecret);
+            }
+            (facts.scope, Some(UnconfirmedKey::new(id)))
+        }
+        None => match keys.authenticate(token).await {
+            Ok(Ok((key, facts))) => {
+                if let Some(facts) = facts {
+                    known.remember(key.id, facts);
+                }
+                (key.scope, None)
+            }
+            Ok(Err(rejection)) => return refused(rejection),
+            Err(err) => return ApiError::from(err).into_response(),
+        },
+    };
+    tracing::Span::current().record("key_id", tracing::field::display(id));
+    if !scope.grants(needed) {
         return ApiError::Forbidden {
             needed,
-            have: key.scope,
+            have: scope,
         }
         .into_response();
     }
-    request.extensions_mut().insert(CallerKey(key.id));
-    next.run(request).await
+    request.extensions_mut().insert(CallerKey(id));
+    let Some(pending) = pending else {
+        return next.run(request).await;
+    };
+    request.extensions_mut().insert(pending.clone());
+    let response = next.run(request).await;
+    match keys.confirm(&pending).await {
+        Ok(()) => response,
+        Err(err) => ApiError::from(err).into_response(),
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use super::AppState;
 use super::cloudevents::{BatchItemResponse, BatchResponse, MAX_BATCH};
 use super::events::{EventRequest, ingest_one, parse_event, prefers_wait};
 use super::extract::{JsonBody, from_json_value};
+use crate::auth::UnconfirmedKey;
 use crate::domain::FieldError;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::events::NewEvent;
@@ -118,7 +119,7 @@ pub async fn ingest_events_batch(
         .enumerate()
         .map(|(index, item)| parse_item(index, item))
         .collect();
-    let mut response = ingest_batch(&state, items, wait, "application/json").await;
+    let mut response = ingest_batch(&state, items, wait, "application/json", None).await;
     if wait && response.status() == StatusCode::OK {
         response
             .headers_mut()
@@ -135,6 +136,7 @@ pub(super) async fn ingest_batch(
     items: Vec<ApiResult<NewEvent>>,
     wait: bool,
     content_type: &'static str,
+    key: Option<&UnconfirmedKey>,
 ) -> Response {
     if !items.is_empty() && items.iter().all(Result::is_err) {
         let errors = items
@@ -147,7 +149,7 @@ pub(super) async fn ingest_batch(
     let mut results = Vec::with_capacity(items.len());
     for (index, item) in items.into_iter().enumerate() {
         let outcome = match item {
-            Ok(event) => ingest_one(state, event, wait).await,
+            Ok(event) => ingest_one(state, event, wait, key).await,
             Err(err) => Err(err),
         };
         results.push(match outcome {

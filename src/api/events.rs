@@ -1,9 +1,9 @@
 //! `/v1/events`: the ingress boundary for external events.
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -14,6 +14,7 @@ use super::cloudevents::{BATCH, BatchResponse, CloudEventRequest, IngestBody};
 use super::event_batch::ingest_batch;
 use super::extract::{ApiQuery, from_json_slice, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
+use crate::auth::UnconfirmedKey;
 use crate::domain::FieldError;
 use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin, parse_source};
 use crate::domain::run::RunStatus;
@@ -340,16 +341,20 @@ pub(super) fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
 #[tracing::instrument(skip_all)]
 pub async fn ingest_event(
     State(state): State<AppState>,
+    key: Option<Extension<UnconfirmedKey>>,
     headers: HeaderMap,
     body: IngestBody,
 ) -> ApiResult<Response> {
+    let key = key.as_ref().map(|Extension(k)| k);
     let wait = prefers_wait(&headers)?;
     let event = match body {
         IngestBody::Native(bytes) => parse_event(from_json_slice(&bytes)?, &headers)?,
         IngestBody::One(event) => event,
-        IngestBody::Batch(items) => return Ok(ingest_batch(&state, items, wait, BATCH).await),
+        IngestBody::Batch(items) => {
+            return Ok(ingest_batch(&state, items, wait, BATCH, key).await);
+        }
     };
-    let (status, body) = ingest_one(&state, event, wait).await?;
+    let (status, body) = ingest_one(&state, event, wait, key).await?;
     let mut response = (status, Json(body)).into_response();
     if wait {
         response.headers_mut().insert(
@@ -364,9 +369,10 @@ pub(super) async fn ingest_one(
     state: &AppState,
     event: NewEvent,
     wait: bool,
+    key: Option<&UnconfirmedKey>,
 ) -> ApiResult<(StatusCode, IngestResponse)> {
     let origin = event.origin;
-    let result = state.services.events.ingest(event, wait).await?;
+    let result = state.services.events.ingest(event, wait, key).await?;
     let pending = result.pending();
     let body = IngestResponse {
         event_id: result.event.event_id,

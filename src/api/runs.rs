@@ -1,7 +1,7 @@
 //! `/v1/runs` and `/v1/activities/{id}/runs`: the run history.
 
-use axum::Json;
 use axum::extract::State;
+use axum::{Extension, Json};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -11,6 +11,7 @@ use super::AppState;
 use super::extract::{ApiQuery, IdParam, path_uuid, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use super::run_control::{RunAttemptResponse, TaskAttemptResponse};
+use crate::auth::UnconfirmedKey;
 use crate::domain::misfire::SkipReason;
 use crate::domain::retry::RunAttempt;
 use crate::domain::run::{Cancellation, Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
@@ -231,7 +232,9 @@ async fn list(
     state: &AppState,
     query: ListRunsQuery,
     of_activity: bool,
+    key: Option<Extension<UnconfirmedKey>>,
 ) -> ApiResult<Page<RunResponse>> {
+    let key = key.as_ref().map(|Extension(k)| k);
     let limit = parse_limit(query.limit.as_deref())?;
     let after: Option<(DateTime<Utc>, Uuid)> = query
         .cursor
@@ -261,9 +264,10 @@ async fn list(
     };
     let runs = &state.services.runs;
     let rows = if of_activity {
-        runs.list_of_activity(&filter, after, limit + 1).await?
+        runs.list_of_activity(&filter, after, limit + 1, key)
+            .await?
     } else {
-        runs.list(&filter, after, limit + 1).await?
+        runs.list(&filter, after, limit + 1, key).await?
     };
     Ok(page(
         rows,
@@ -290,9 +294,10 @@ async fn list(
 #[tracing::instrument(skip_all)]
 pub async fn list_runs(
     State(state): State<AppState>,
+    key: Option<Extension<UnconfirmedKey>>,
     ApiQuery(query): ApiQuery<ListRunsQuery>,
 ) -> ApiResult<Json<Page<RunResponse>>> {
-    Ok(Json(list(&state, query, false).await?))
+    Ok(Json(list(&state, query, false, key).await?))
 }
 
 /// One activity's runs, newest first. History outlives the activity.
@@ -309,10 +314,11 @@ pub async fn list_runs(
         (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
     )
 )]
-#[tracing::instrument(skip(state, query))]
+#[tracing::instrument(skip(state, query, key))]
 pub async fn list_activity_runs(
     State(state): State<AppState>,
     IdParam(id): IdParam,
+    key: Option<Extension<UnconfirmedKey>>,
     ApiQuery(query): ApiQuery<ActivityRunsQuery>,
 ) -> ApiResult<Json<Page<RunResponse>>> {
     let query = ListRunsQuery {
@@ -326,7 +332,7 @@ pub async fn list_activity_runs(
         started_after: query.started_after,
         started_before: query.started_before,
     };
-    Ok(Json(list(&state, query, true).await?))
+    Ok(Json(list(&state, query, true, key).await?))
 }
 
 /// One run with its task instances.

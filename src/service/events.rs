@@ -19,7 +19,9 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::admission::Admission;
+use super::subscribers::KnownSubscribers;
 use super::{Result, found};
+use crate::auth::UnconfirmedKey;
 use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
 use crate::domain::ids;
 use crate::domain::run::RunInput;
@@ -27,6 +29,7 @@ use crate::store::StoreError;
 use crate::store::events::{
     Dispatch, EventFilter, EventRecord, EventStore, LeasedDispatch, Settled,
 };
+use crate::store::ingest::EventFields;
 use crate::temporal::{GatewayError, TemporalGateway};
 
 /// An event as it arrives, already validated.
@@ -87,6 +90,8 @@ pub struct EventRouter {
     wake: Arc<Notify>,
     /// How many event runs may start now (fairness, `service::admission`).
     admission: Admission,
+    /// Each event type's subscribers as last read, for one-statement ingest.
+    subscribers: KnownSubscribers,
     #[cfg(feature = "fault-injection")]
     pub faults: Arc<crate::faults::Faults>,
 }
@@ -162,6 +167,7 @@ impl EventRouter {
             task_queue,
             wake: Default::default(),
             admission: Admission::new(None),
+            subscribers: KnownSubscribers::default(),
             #[cfg(feature = "fault-injection")]
             faults: Default::default(),
         }
@@ -188,9 +194,20 @@ impl EventRouter {
     /// subscribed to its type, at most once per (activity, event) however
     /// often it is delivered. Without `wait` it answers once the rows are
     /// committed (new dispatches `pending`, for the dispatcher); with `wait`
-    /// it starts them itself and answers with what Temporal said.
+    /// it starts them itself and answers with what Temporal said. `key`, the
+    /// caller's when it is still to be confirmed live, is confirmed before
+    /// anything is written, or in the same statement.
     #[tracing::instrument(skip_all, fields(event_id = %event.event_id.as_str(), event_type = %event.event_type))]
-    pub async fn ingest(&self, event: NewEvent, wait: bool) -> Result<IngestResult> {
+    pub async fn ingest(
+        &self,
+        event: NewEvent,
+        wait: bool,
+        key: Option<&UnconfirmedKey>,
+    ) -> Result<IngestResult> {
+        if !wait && let Some(result) = self.ingest_at_once(&event, key).await? {
+            return Ok(result);
+        }
+        self.events.confirm_key(key).await?;
         let record = self
             .events
             .record(
@@ -205,6 +222,7 @@ impl EventRouter {
         // Conflicting re-delivery (issue 16): the same ID with other content.
         check_same_content(&record, &event)?;
         let subscribers = self.events.subscribers(&record.event_type).await?;
+        self.subscribers.remember(&record.event_type, &subscribers);
         let mut dispatches = Vec::with_capacity(subscribers.len());
         let mut left_for_dispatcher = false;
         for subscriber in subscribers {
@@ -285,6 +303,47 @@ impl EventRouter {
             event: record,
             dispatches,
         })
+    }
+
+    /// The common case in one statement: a new event whose subscribers are
+    /// those last read, none debounced. `None` when that is not so (nothing
+    /// was written; see `EventStore::record_routed`).
+    async fn ingest_at_once(
+        &self,
+        event: &NewEvent,
+        key: Option<&UnconfirmedKey>,
+    ) -> Result<Option<IngestResult>> {
+        let event_id = event.event_id.as_str();
+        let Some(expected) = self.subscribers.expected(&event.event_type, event_id) else {
+            return Ok(None);
+        };
+        let fields = EventFields {
+            event_id,
+            origin: event.origin.as_str(),
+            event_type: &event.event_type,
+            source: &event.source,
+            occurred_at: event.occurred_at,
+            payload: &event.payload,
+        };
+        let Some(record) = self.events.record_routed(fields, &expected, key).await? else {
+            return Ok(None);
+        };
+        let dispatches: Vec<DispatchResult> = expected
+            .into_iter()
+            .map(|d| DispatchResult {
+                activity_id: d.activity_id,
+                workflow_id: d.workflow_id,
+                run_id: d.run_id,
+                outcome: DispatchOutcome::Pending,
+            })
+            .collect();
+        if !dispatches.is_empty() {
+            self.wake.notify_one();
+        }
+        Ok(Some(IngestResult {
+            event: record,
+            dispatches,
+        }))
     }
 
     /// Starts a dispatch's run and completes the dispatch; when Temporal

@@ -16,6 +16,7 @@ pub mod run_retry;
 pub mod runs;
 pub mod schedules;
 pub mod sources;
+pub mod subscribers;
 
 use std::sync::Arc;
 

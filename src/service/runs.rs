@@ -5,6 +5,7 @@ use uuid::Uuid;
 
 use super::activities::Activities;
 use super::{Result, found};
+use crate::auth::UnconfirmedKey;
 use crate::domain::ids;
 use crate::domain::retry::RunAttempt;
 use crate::domain::run::{Run, RunInput, StartOutcome, TaskInstance};
@@ -54,13 +55,15 @@ impl Runs {
 
     /// Runs matching `filter`, newest first, after the keyset `after`. An
     /// activity named by the filter must exist (or have existed).
+    /// `key`, when given, is confirmed live in the same statement.
     pub async fn list(
         &self,
         filter: &RunFilter,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
+        key: Option<&UnconfirmedKey>,
     ) -> Result<Vec<Run>> {
-        Ok(self.runs.list_runs(filter, after, limit).await?)
+        Ok(self.runs.list_runs(filter, after, limit, key).await?)
     }
 
     /// One activity's runs; the activity may have been deleted since.
@@ -69,11 +72,12 @@ impl Runs {
         filter: &RunFilter,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
+        key: Option<&UnconfirmedKey>,
     ) -> Result<Vec<Run>> {
         if let Some(id) = filter.activity_id {
             self.activities.get_any(id).await?;
         }
-        self.list(filter, after, limit).await
+        self.list(filter, after, limit, key).await
     }
 
     /// Every attempt of a run, oldest first.

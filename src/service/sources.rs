@@ -193,7 +193,7 @@ impl Sources {
         // The one call that commits the event and its dispatch rows (and
         // returns then: a dispatcher starts the runs, so a broker's pace does
         // not wait on Temporal).
-        match self.events.ingest(event.clone(), false).await {
+        match self.events.ingest(event.clone(), false, None).await {
             Ok(result) => Ok(Delivered::Accepted {
                 event_id: result.event.event_id,
             }),

@@ -110,7 +110,7 @@ struct LeasedRow {
 
 #[derive(Clone)]
 pub struct EventStore {
-    pool: PgPool,
+    pub(super) pool: PgPool,
 }
 
 const DISPATCH_COLUMNS: &str = "d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state, d.outcome, \

@@ -5,7 +5,7 @@ use sqlx::{FromRow, PgPool};
 use uuid::Uuid;
 
 use super::{StoreError, StoreResult};
-use crate::auth::{self, NewToken, Scope};
+use crate::auth::{self, KeyFacts, NewToken, Scope, UnconfirmedKey};
 
 #[derive(Debug, Clone, FromRow)]
 struct KeyRow {
@@ -115,9 +115,22 @@ impl KeyStore {
         row.try_into()
     }
 
-    /// The key a bearer token stands for, or why it stands for none: one
-    /// primary-key read.
-    pub async fn authenticate(&self, token: &str) -> StoreResult<Result<ApiKey, Rejection>> {
+    /// What never changes about a live key, to be kept in memory: `None`
+    /// unless `key` is live and its stored hash is well-formed.
+    fn facts(key: &ApiKey, secret_sha256: &[u8]) -> Option<KeyFacts> {
+        Some(KeyFacts {
+            scope: key.scope,
+            secret_sha256: secret_sha256.try_into().ok()?,
+        })
+        .filter(|_| key.revoked_at.is_none())
+    }
+
+    /// The key a bearer token stands for, with its [`KeyFacts`] to keep, or
+    /// why it stands for none: one primary-key read.
+    pub async fn authenticate(
+        &self,
+        token: &str,
+    ) -> StoreResult<Result<(ApiKey, Option<KeyFacts>), Rejection>> {
         let Some((id, secret)) = auth::parse(token) else {
             return Ok(Err(Rejection::Malformed));
         };
@@ -137,7 +150,36 @@ impl KeyStore {
         if key.revoked_at.is_some() {
             return Ok(Err(Rejection::Revoked));
         }
-        Ok(Ok(key.try_into()?))
+        let key: ApiKey = key.try_into()?;
+        let facts = Self::facts(&key, &secret_sha256);
+        Ok(Ok((key, facts)))
+    }
+
+    /// Confirms that `key` is live, unless its request's statement already
+    /// did: [`StoreError::KeyRevoked`] when it is not.
+    pub async fn confirm(&self, key: &UnconfirmedKey) -> StoreResult<()> {
+        confirm_key(&self.pool, Some(key)).await
+    }
+}
+
+/// Confirms `key` with a statement of its own (the fallback of a path that
+/// could not fold the check into its own statement); nothing for `None` or
+/// a key already confirmed.
+pub(crate) async fn confirm_key(pool: &PgPool, key: Option<&UnconfirmedKey>) -> StoreResult<()> {
+    let Some(id) = UnconfirmedKey::pending(key) else {
+        return Ok(());
+    };
+    let live: Option<bool> =
+        sqlx::query_scalar("SELECT revoked_at IS NULL FROM api_keys WHERE id = $1")
+            .bind(id)
+            .fetch_optional(pool)
+            .await?;
+    match (live, key) {
+        (Some(true), Some(key)) => {
+            key.confirm();
+            Ok(())
+        }
+        _ => Err(StoreError::KeyRevoked),
     }
 }
 

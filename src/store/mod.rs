@@ -4,6 +4,7 @@ pub mod activities;
 pub mod alerts;
 pub mod events;
 pub mod flow;
+pub mod ingest;
 pub mod keys;
 pub mod notifications;
 pub mod retries;
@@ -36,6 +37,10 @@ pub enum StoreError {
     VersionMismatch { current: i64 },
     #[error("database unavailable: {0}")]
     Unavailable(String),
+    /// The request's API key was revoked: found by the statement that
+    /// served it (see [`crate::auth::UnconfirmedKey`]).
+    #[error("the API key has been revoked")]
+    KeyRevoked,
     #[error(transparent)]
     Other(anyhow::Error),
 }

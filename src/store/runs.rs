@@ -6,7 +6,9 @@ use sqlx::types::Json;
 use sqlx::{FromRow, PgPool, Postgres};
 use uuid::Uuid;
 
+use super::keys::confirm_key;
 use super::{StoreError, StoreResult};
+use crate::auth::UnconfirmedKey;
 use crate::domain::activity::ActivityDefinition;
 use crate::domain::misfire::SkipReason;
 use crate::domain::run::{
@@ -639,10 +641,18 @@ impl RunStore {
         filter: &RunFilter,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
+        key: Option<&UnconfirmedKey>,
     ) -> StoreResult<Vec<Run>> {
         let mut qb = sqlx::QueryBuilder::<Postgres>::new(format!(
             "SELECT {RUN_COLUMNS} FROM activity_runs WHERE true"
         ));
+        // The caller's key is confirmed live in this statement's snapshot.
+        let pending = UnconfirmedKey::pending(key);
+        if let Some(id) = pending {
+            qb.push(" AND EXISTS (SELECT 1 FROM api_keys WHERE id = ")
+                .push_bind(id)
+                .push(" AND revoked_at IS NULL)");
+        }
         if let Some(id) = filter.activity_id {
             qb.push(" AND activity_id = ").push_bind(id);
         }
@@ -674,6 +684,13 @@ impl RunStore {
         qb.push(" ORDER BY created_at DESC, run_id DESC LIMIT ")
             .push_bind(limit);
         let rows: Vec<RunRow> = qb.build_query_as().fetch_all(&self.pool).await?;
+        match (pending, key) {
+            // Rows came back: the key was live when they were read.
+            (Some(_), Some(key)) if !rows.is_empty() => key.confirm(),
+            // No rows: revoked, or nothing to show; ask.
+            (Some(_), key) => confirm_key(&self.pool, key).await?,
+            _ => {}
+        }
         rows.into_iter().map(TryInto::try_into).collect()
     }
 }
