@@ -113,7 +113,9 @@ impl Admission {
     /// How many dispatches a round may start now, at most `batch`.
     pub async fn room(&self, events: &EventStore, batch: i64) -> Result<i64> {
         let (recent, start_wait) = self.recent();
-        let seen = events.admission(&recent, WAIT_WINDOW).await?;
+        let seen = events
+            .admission(&recent, WAIT_WINDOW, self.max_running.is_some())
+            .await?;
         // Waiting for the engine: the start itself (its history written),
         // then the first workflow task after it.
         let wait = match (start_wait, seen.first_task_wait) {

@@ -319,7 +319,7 @@ impl EventRouter {
         };
         let fields = EventFields {
             event_id,
-            origin: event.origin.as_str(),
+            origin: event.origin,
             event_type: &event.event_type,
             source: &event.source,
             occurred_at: event.occurred_at,

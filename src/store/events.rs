@@ -390,33 +390,51 @@ impl EventStore {
         Ok(rows.into_iter().map(|(d, _)| d).collect())
     }
 
-    /// What admitting event runs looks at, in one query: the runs started by
-    /// an event or by hand that are running now, across every replica (those
-    /// started within 15 minutes: a row left `running` by an execution that
-    /// closed outside this service must not hold the allowance for ever, and
-    /// a run that long waits on its tasks more than it loads the engine), plus
-    /// those of `started` (runs one dispatcher started a moment ago) whose
-    /// workflow has not written their row yet; and how long the event runs
-    /// whose rows were written within `recent` waited, on average, from
-    /// their start until their first workflow task wrote the row; and
-    /// whether a schedule fired within the last minute.
-    pub async fn admission(&self, started: &[Uuid], recent: Duration) -> StoreResult<Admission> {
+    /// What admitting event runs looks at, in one query: whether a schedule
+    /// fired within the last minute, and (only when it did, or when `limit`
+    /// says a limit applies anyway; otherwise they are 0 and `None`, and
+    /// not computed) the runs started by an event or by hand that are
+    /// running now, across every replica (those started within 15 minutes:
+    /// a row left `running` by an execution that closed outside this service
+    /// must not hold the allowance for ever, and a run that long waits on
+    /// its tasks more than it loads the engine), plus those of `started`
+    /// (runs one dispatcher started a moment ago) whose workflow has not
+    /// written their row yet; and how long the event runs whose rows were
+    /// written within `recent` waited, on average, from their start until
+    /// their first workflow task wrote the row.
+    pub async fn admission(
+        &self,
+        started: &[Uuid],
+        recent: Duration,
+        limit: bool,
+    ) -> StoreResult<Admission> {
+        // Uncorrelated subqueries are evaluated when first needed: a CASE
+        // that does not need them does not run them.
         let (running, wait, schedule_active): (i64, Option<f64>, bool) = sqlx::query_as(
-            "SELECT (SELECT count(*) FROM activity_runs
-                      WHERE status = 'running' AND trigger_type IN ('event', 'manual')
-                        AND created_at > now() - interval '15 minutes')
-                  + (SELECT count(*) FROM unnest($1::uuid[]) AS s(run_id)
-                      WHERE NOT EXISTS (SELECT 1 FROM activity_runs r WHERE r.run_id = s.run_id)),
-                    (SELECT extract(epoch FROM avg(greatest(r.created_at - d.completed_at, interval '0')))::float8
-                       FROM activity_runs r JOIN event_dispatches d ON d.workflow_id = r.workflow_id
-                      WHERE r.created_at > now() - $2::interval
-                        AND r.trigger_type = 'event' AND r.attempt = 1),
-                    EXISTS (SELECT 1 FROM activity_runs
-                             WHERE trigger_type IN ('cron', 'interval')
-                               AND scheduled_for > now() - interval '1 minute')",
+            "WITH active AS (
+                 SELECT EXISTS (SELECT 1 FROM activity_runs
+                                 WHERE trigger_type IN ('cron', 'interval')
+                                   AND scheduled_for > now() - interval '1 minute') AS schedule_active
+             )
+             SELECT CASE WHEN $3 OR active.schedule_active THEN
+                        (SELECT count(*) FROM activity_runs
+                          WHERE status = 'running' AND trigger_type IN ('event', 'manual')
+                            AND created_at > now() - interval '15 minutes')
+                      + (SELECT count(*) FROM unnest($1::uuid[]) AS s(run_id)
+                          WHERE NOT EXISTS (SELECT 1 FROM activity_runs r WHERE r.run_id = s.run_id))
+                    ELSE 0 END,
+                    CASE WHEN active.schedule_active THEN
+                        (SELECT extract(epoch FROM avg(greatest(r.created_at - d.completed_at, interval '0')))::float8
+                           FROM activity_runs r JOIN event_dispatches d ON d.workflow_id = r.workflow_id
+                          WHERE r.created_at > now() - $2::interval
+                            AND r.trigger_type = 'event' AND r.attempt = 1)
+                    END,
+                    active.schedule_active
+             FROM active",
         )
         .bind(started)
         .bind(recent)
+        .bind(limit)
         .fetch_one(&self.pool)
         .await?;
         Ok(Admission {

@@ -12,6 +12,7 @@ use super::StoreResult;
 use super::events::{EventRecord, EventStore};
 use super::keys::confirm_key;
 use crate::auth::UnconfirmedKey;
+use crate::domain::event::EventIdOrigin;
 
 /// One dispatch the caller expects to write: a subscriber as it knows it,
 /// with the run identities derived from it.
@@ -27,7 +28,7 @@ pub struct ExpectedDispatch {
 #[derive(Debug, Clone, Copy)]
 pub struct EventFields<'a> {
     pub event_id: &'a str,
-    pub origin: &'a str,
+    pub origin: EventIdOrigin,
     pub event_type: &'a str,
     pub source: &'a str,
     pub occurred_at: Option<DateTime<Utc>>,
@@ -36,8 +37,7 @@ pub struct EventFields<'a> {
 
 #[derive(FromRow)]
 struct RoutedRow {
-    #[sqlx(flatten)]
-    event: EventRecord,
+    received_at: DateTime<Utc>,
     dispatched: i64,
 }
 
@@ -45,8 +45,10 @@ impl EventStore {
     /// Records a new event with one pending dispatch per `expected`
     /// subscriber, in one statement and only if every condition holds in
     /// its snapshot: the event ID is new, the enabled event activities
-    /// subscribed to its type are exactly `expected` (same IDs and
-    /// versions, none debounced), and `key` (if still unconfirmed) is live.
+    /// subscribed to its type are exactly `expected` (same IDs and versions:
+    /// every change to a definition, its `flow.debounce` included, makes a
+    /// new version; the caller expects none debounced), and `key` (if still
+    /// unconfirmed) is live.
     /// `None` when any does not: nothing was written (or, in a race with a
     /// concurrent first delivery, only what that one wrote), and the caller
     /// takes the general path. `Some` confirms `key`.
@@ -63,21 +65,20 @@ impl EventStore {
         let row: Option<RoutedRow> = sqlx::query_as(
             "WITH subs AS (
                  SELECT coalesce(array_agg(id ORDER BY id), '{}') AS ids,
-                        coalesce(array_agg(version ORDER BY id), '{}') AS versions,
-                        coalesce(bool_or(definition -> 'flow' -> 'debounce' IS NOT NULL), false) AS debounced
+                        coalesce(array_agg(version ORDER BY id), '{}') AS versions
                  FROM activities
                  WHERE deleted_at IS NULL AND trigger_type = 'event' AND enabled AND NOT paused
                    AND event_types @> ARRAY[$3]::text[]
              ), go AS (
                  SELECT 1 FROM subs
-                 WHERE subs.ids = $7::uuid[] AND subs.versions = $8::int8[] AND NOT subs.debounced
+                 WHERE subs.ids = $7::uuid[] AND subs.versions = $8::int8[]
                    AND ($11::uuid IS NULL
                         OR EXISTS (SELECT 1 FROM api_keys WHERE id = $11 AND revoked_at IS NULL))
              ), ev AS (
                  INSERT INTO events (event_id, event_id_origin, event_type, source, occurred_at, payload)
                  SELECT $1, $2, $3, $4, $5, $6 FROM go
                  ON CONFLICT (event_id) DO NOTHING
-                 RETURNING *
+                 RETURNING event_id, received_at
              ), d AS (
                  INSERT INTO event_dispatches
                      (event_id, activity_id, workflow_id, run_id, state, definition_version)
@@ -87,10 +88,10 @@ impl EventStore {
                  ON CONFLICT (event_id, activity_id) DO NOTHING
                  RETURNING 1
              )
-             SELECT ev.*, (SELECT count(*) FROM d) AS dispatched FROM ev",
+             SELECT ev.received_at, (SELECT count(*) FROM d) AS dispatched FROM ev",
         )
         .bind(event.event_id)
-        .bind(event.origin)
+        .bind(event.origin.as_str())
         .bind(event.event_type)
         .bind(event.source)
         .bind(event.occurred_at)
@@ -113,7 +114,15 @@ impl EventStore {
         if row.dispatched != expected.len() as i64 {
             return Ok(None);
         }
-        Ok(Some(row.event))
+        Ok(Some(EventRecord {
+            event_id: event.event_id.to_owned(),
+            event_id_origin: event.origin,
+            event_type: event.event_type.to_owned(),
+            source: event.source.to_owned(),
+            occurred_at: event.occurred_at,
+            payload: sqlx::types::Json(event.payload.clone()),
+            received_at: row.received_at,
+        }))
     }
 
     /// Confirms the caller's key with a statement of its own, before the
