@@ -130,22 +130,32 @@ impl World {
     }
 }
 
+/// POSTs `body` to `url` with `token`; the JSON answer.
+async fn post(http: &reqwest::Client, url: String, token: &str, body: Value) -> Value {
+    http.post(url)
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .json()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 async fn create_key(
     http: &reqwest::Client,
     base: &str,
     admin: &str,
     name: &str,
 ) -> (String, String) {
-    let created: Value = http
-        .post(format!("{base}/v1/keys"))
-        .bearer_auth(admin)
-        .json(&json!({"name": name, "scope": "admin"}))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .json()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let created = post(
+        http,
+        format!("{base}/v1/keys"),
+        admin,
+        json!({"name": name, "scope": "admin"}),
+    )
+    .await;
     let token = created["token"].as_str().unwrap_or_default().to_owned();
     let id = created["id"].as_str().unwrap_or_default().to_owned();
     (token, id)
@@ -159,19 +169,16 @@ async fn a_revoked_key_is_refused_on_the_next_request_on_every_replica(pool: PgP
     let a = ServeProcess::start_command("api", &pool, &temporal.address(), &namespace, &[]).await;
     let b = ServeProcess::start_command("api", &pool, &temporal.address(), &namespace, &[]).await;
     let http = reqwest::Client::new();
-    let created: Value = http
-        .post(format!("{}/v1/activities", a.base))
-        .bearer_auth(&admin)
-        .json(&json!({
+    let created = post(
+        &http,
+        format!("{}/v1/activities", a.base),
+        &admin,
+        json!({
             "name": "probe", "trigger": {"type": "event", "event_types": ["probe.sent"]},
             "tasks": [{"task_type": "noop"}]
-        }))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .json()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        }),
+    )
+    .await;
     let activity = created["id"].as_str().unwrap_or_default().to_owned();
     sqlx::query(
         "INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type, status)

@@ -26,10 +26,9 @@ use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigi
 use crate::domain::ids;
 use crate::domain::run::RunInput;
 use crate::store::StoreError;
-use crate::store::events::{
-    Dispatch, EventFilter, EventRecord, EventStore, LeasedDispatch, Settled,
-};
+use crate::store::events::{Dispatch, EventFilter, EventRecord, EventStore, Settled};
 use crate::store::ingest::EventFields;
+use crate::store::outbox::LeasedDispatch;
 use crate::temporal::{GatewayError, TemporalGateway};
 
 /// An event as it arrives, already validated.

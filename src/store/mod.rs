@@ -7,6 +7,7 @@ pub mod flow;
 pub mod ingest;
 pub mod keys;
 pub mod notifications;
+pub mod outbox;
 pub mod retries;
 pub mod runs;
 pub mod skipped_spans;
