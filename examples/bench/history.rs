@@ -171,7 +171,7 @@ pub async fn run(bench: &Bench) -> anyhow::Result<Memory> {
     println!(
         "{} runs across {} activities, seeded with SQL in {:.0} s; the activity read holds {} of them. \
          Concurrency {concurrency}, {} s per row. The API is `acp api` in its own process, called with an \
-         API key (one key lookup per request); pgbench runs the query `list_runs` builds (`-M prepared`, \
+         API key (known to the process after its first request, and confirmed live by the page's own statement: no lookup of its own); pgbench runs the query `list_runs` builds (`-M prepared`, \
          {} rows: the page and one more that says there is a next page), with as many threads as the \
          load generator has. The deep page's cursor is built from the row at offset {} and checked \
          against the one reached by paging.\n",
