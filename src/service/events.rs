@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use futures::StreamExt;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
@@ -28,7 +27,6 @@ use crate::domain::run::RunInput;
 use crate::store::StoreError;
 use crate::store::events::{Dispatch, EventFilter, EventRecord, EventStore, Settled};
 use crate::store::ingest::EventFields;
-use crate::store::outbox::LeasedDispatch;
 use crate::temporal::{GatewayError, TemporalGateway};
 
 /// An event as it arrives, already validated.
@@ -65,15 +63,6 @@ impl IngestResult {
     }
 }
 
-/// How many pending dispatches one dispatcher round leases.
-const BATCH: i64 = 64;
-/// How soon a dispatcher held back by its admission looks again.
-const THROTTLED_POLL: Duration = Duration::from_millis(100);
-/// How many starts one dispatcher has in flight at once.
-const CONCURRENCY: usize = 16;
-/// How long a dispatcher holds the rows it is starting; the rows of a
-/// dispatcher that died return to the others after it.
-const DISPATCH_LEASE: Duration = Duration::from_secs(30);
 /// How long a request that waits for its own starts holds its rows.
 const WAIT_LEASE: Duration = Duration::from_secs(10);
 /// After Temporal refused a start or could not be reached, the row waits
@@ -82,39 +71,32 @@ const RETRY_AFTER: Duration = Duration::from_secs(2);
 
 #[derive(Clone)]
 pub struct EventRouter {
-    events: EventStore,
+    pub(super) events: EventStore,
     gateway: Arc<TemporalGateway>,
     task_queue: Arc<str>,
     /// Wakes this process's dispatcher when ingest leaves work for it.
-    wake: Arc<Notify>,
+    pub(super) wake: Arc<Notify>,
     /// How many event runs may start now (fairness, `service::admission`).
-    admission: Admission,
+    pub(super) admission: Admission,
     /// Each event type's subscribers as last read, for one-statement ingest.
     subscribers: KnownSubscribers,
     #[cfg(feature = "fault-injection")]
     pub faults: Arc<crate::faults::Faults>,
 }
 
-/// What one dispatcher round could and did take.
-struct Round {
-    /// How many dispatches the admission left room for.
-    room: i64,
-    leased: usize,
-}
-
 /// What starting one dispatch's run needs.
-struct StartTarget {
-    event_id: String,
-    activity_id: Uuid,
-    workflow_id: String,
-    definition_version: i64,
-    event: serde_json::Value,
+pub(super) struct StartTarget {
+    pub(super) event_id: String,
+    pub(super) activity_id: Uuid,
+    pub(super) workflow_id: String,
+    pub(super) definition_version: i64,
+    pub(super) event: serde_json::Value,
     /// A `flow.debounce` dispatch: settled before it may run.
-    debounced: bool,
+    pub(super) debounced: bool,
 }
 
 /// The event as its run carries it.
-fn event_json(
+pub(super) fn event_json(
     event_id: &str,
     event_type: &str,
     source: &str,
@@ -347,7 +329,7 @@ impl EventRouter {
 
     /// Starts a dispatch's run and completes the dispatch; when Temporal
     /// cannot take it, the row stays pending and is retried after a pause.
-    async fn start(
+    pub(super) async fn start(
         &self,
         mut target: StartTarget,
     ) -> std::result::Result<DispatchOutcome, StoreError> {
@@ -413,68 +395,6 @@ impl EventRouter {
         Ok(outcome)
     }
 
-    /// One dispatcher round: leases the oldest due dispatches (those no
-    /// other dispatcher or waiting request holds) that the admission leaves
-    /// room for, starts them with bounded concurrency, and returns how many
-    /// it leased.
-    pub async fn dispatch_due(&self) -> Result<usize> {
-        Ok(self.dispatch_round().await?.leased)
-    }
-
-    #[tracing::instrument(skip(self))]
-    async fn dispatch_round(&self) -> Result<Round> {
-        let room = self.admission.room(&self.events, BATCH).await?;
-        if room == 0 {
-            return Ok(Round { room, leased: 0 });
-        }
-        let due = self.events.lease_due(room, DISPATCH_LEASE).await?;
-        let leased = due.len();
-        let outcomes: Vec<std::result::Result<DispatchOutcome, StoreError>> =
-            futures::stream::iter(due.into_iter().map(|d| {
-                let router = self.clone();
-                async move { router.start(leased_target(d)).await }
-            }))
-            .buffer_unordered(CONCURRENCY)
-            .collect()
-            .await;
-        let mut started = 0;
-        for outcome in outcomes {
-            match outcome {
-                Ok(DispatchOutcome::Pending) => {}
-                Ok(_) => started += 1,
-                Err(err) => tracing::warn!(error = %err, "a dispatch could not be recorded"),
-            }
-        }
-        if leased > 0 {
-            tracing::debug!(leased, started, "dispatched pending events");
-        }
-        Ok(Round { room, leased })
-    }
-
-    /// Runs dispatcher rounds until `shutdown`: at once when ingest leaves
-    /// work, again while full rounds come back, soon while the admission
-    /// holds dispatches back, and every `poll` for rows other processes
-    /// left (a crash, a lapsed lease, Temporal back).
-    pub async fn run_dispatcher(self, poll: Duration, shutdown: impl Future<Output = ()>) {
-        tokio::pin!(shutdown);
-        loop {
-            let wait = match self.dispatch_round().await {
-                Ok(Round { room: 0, .. }) => THROTTLED_POLL.min(poll),
-                Ok(Round { room, leased }) if leased as i64 == room => continue,
-                Ok(_) => poll,
-                Err(err) => {
-                    tracing::warn!(error = %err, "dispatcher round failed");
-                    poll
-                }
-            };
-            tokio::select! {
-                _ = &mut shutdown => return,
-                _ = self.wake.notified() => {}
-                _ = tokio::time::sleep(wait) => {}
-            }
-        }
-    }
-
     /// Events matching `filter`, newest first, after the keyset `after`.
     pub async fn list(
         &self,
@@ -490,23 +410,6 @@ impl EventRouter {
         let event = found(self.events.get(event_id.as_str()).await, "event")?;
         let dispatches = self.events.dispatches_of(event_id.as_str()).await?;
         Ok((event, dispatches))
-    }
-}
-
-fn leased_target(d: LeasedDispatch) -> StartTarget {
-    StartTarget {
-        event: event_json(
-            &d.event_id,
-            &d.event_type,
-            &d.source,
-            d.occurred_at,
-            &d.payload.0,
-        ),
-        event_id: d.event_id,
-        activity_id: d.activity_id,
-        workflow_id: d.workflow_id,
-        definition_version: d.definition_version,
-        debounced: d.debounce_key.is_some(),
     }
 }
 

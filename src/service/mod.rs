@@ -6,6 +6,7 @@
 pub mod activities;
 pub mod admission;
 pub mod alerts;
+mod dispatcher;
 pub mod events;
 pub mod flow;
 pub mod notifications;
