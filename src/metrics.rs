@@ -112,6 +112,17 @@ pub static DISPATCHES: LazyLock<IntCounterVec> = LazyLock::new(|| {
             .collect::<Vec<_>>(),
     )
 });
+pub static EVENT_INGEST: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_of(
+        "acp_event_ingest_total",
+        "Events ingested, by how they were written: one_statement (the event, its dispatch rows \
+         and the key check in one statement, from the subscribers last read) or general (the \
+         first event of its type in this process, a re-delivery, changed or debounced \
+         subscribers, Prefer: wait)",
+        "path",
+        &["one_statement", "general"],
+    )
+});
 pub static EVENT_CONFLICTS: LazyLock<prometheus::IntCounter> = LazyLock::new(|| {
     let c = prometheus::IntCounter::new(
         "acp_event_conflicts_total",
@@ -332,6 +343,7 @@ pub async fn render() -> Response {
     LazyLock::force(&RUN_RETRIES);
     LazyLock::force(&SKIPPED_FIRES);
     LazyLock::force(&DISPATCHES);
+    LazyLock::force(&EVENT_INGEST);
     LazyLock::force(&SYNC_FAILURES);
     LazyLock::force(&EVENT_CONFLICTS);
     LazyLock::force(&SOURCE_MESSAGES);

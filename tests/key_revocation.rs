@@ -143,6 +143,22 @@ async fn post(http: &reqwest::Client, url: String, token: &str, body: Value) -> 
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// `acp_event_ingest_total{path}` of the process at `base`.
+async fn ingested(http: &reqwest::Client, base: &str, path: &str) -> u64 {
+    let text = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .text()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let series = format!("acp_event_ingest_total{{path=\"{path}\"}} ");
+    text.lines()
+        .find_map(|line| line.strip_prefix(&series)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {series} in\n{text}"))
+}
+
 async fn create_key(
     http: &reqwest::Client,
     base: &str,
@@ -200,6 +216,16 @@ async fn a_revoked_key_is_refused_on_the_next_request_on_every_replica(pool: PgP
         // A key both replicas have checked (and keep) ...
         let (token, id) = create_key(&http, &a.base, &admin, &format!("key-{round}")).await;
         world.all_live(both, &token).await;
+        if round == 0 {
+            // Both have written events in one statement (what the key
+            // check rides on), after a first one the general way.
+            for base in both {
+                for path in ["one_statement", "general"] {
+                    let n = ingested(&http, base, path).await;
+                    assert!(n >= 1, "{base}: {n} events ingested by the {path} path");
+                }
+            }
+        }
         // ... revoked through one replica (alternating) is refused at once by both.
         let (via, other) = if round % 2 == 0 { (&a, &b) } else { (&b, &a) };
         let revoked = http

@@ -186,9 +186,15 @@ impl EventRouter {
         key: Option<&UnconfirmedKey>,
     ) -> Result<IngestResult> {
         if !wait && let Some(result) = self.ingest_at_once(&event, key).await? {
+            crate::metrics::EVENT_INGEST
+                .with_label_values(&["one_statement"])
+                .inc();
             return Ok(result);
         }
         self.events.confirm_key(key).await?;
+        crate::metrics::EVENT_INGEST
+            .with_label_values(&["general"])
+            .inc();
         let record = self
             .events
             .record(
