@@ -164,12 +164,13 @@ async fn create_key(
     base: &str,
     admin: &str,
     name: &str,
+    scope: &str,
 ) -> (String, String) {
     let created = post(
         http,
         format!("{base}/v1/keys"),
         admin,
-        json!({"name": name, "scope": "admin"}),
+        json!({"name": name, "scope": scope}),
     )
     .await;
     let token = created["token"].as_str().unwrap_or_default().to_owned();
@@ -214,7 +215,8 @@ async fn a_revoked_key_is_refused_on_the_next_request_on_every_replica(pool: PgP
 
     for round in 0..4 {
         // A key both replicas have checked (and keep) ...
-        let (token, id) = create_key(&http, &a.base, &admin, &format!("key-{round}")).await;
+        let (token, id) =
+            create_key(&http, &a.base, &admin, &format!("key-{round}"), "admin").await;
         world.all_live(both, &token).await;
         if round == 0 {
             // Both have written events in one statement (what the key
@@ -240,8 +242,35 @@ async fn a_revoked_key_is_refused_on_the_next_request_on_every_replica(pool: PgP
             .all_refused(order, &token, &format!("round {round}\n{}", other.log()))
             .await;
     }
+    // A key whose scope does not cover a route is told so while it is live,
+    // and that it is revoked once it is, on a route it was never let into.
+    let (token, id) = create_key(&http, &a.base, &admin, "producer", "events").await;
+    let runs = |base: &str| {
+        http.get(format!("{base}/v1/runs"))
+            .bearer_auth(&token)
+            .send()
+    };
+    for base in both {
+        for _ in 0..2 {
+            let (status, _) = world.send(base, &token, 5).await;
+            assert_eq!(status, 200, "an events key posts events");
+            let status = runs(base).await.unwrap_or_else(|e| panic!("{e}")).status();
+            assert_eq!(status, 403, "an events key reads no runs");
+        }
+    }
+    let revoked = http
+        .post(format!("{}/v1/keys/{id}/revoke", a.base))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(revoked.status(), 200);
+    for base in both {
+        let status = runs(base).await.unwrap_or_else(|e| panic!("{e}")).status();
+        assert_eq!(status, 401, "{base}: a revoked events key on GET /v1/runs");
+    }
     // Revoked from the command line (no API process involved): the same.
-    let (token, id) = create_key(&http, &a.base, &admin, "cli-revoked").await;
+    let (token, id) = create_key(&http, &a.base, &admin, "cli-revoked", "admin").await;
     world.all_live(both, &token).await;
     let out = std::process::Command::new(acp_bin())
         .args(["keys", "revoke", &id])

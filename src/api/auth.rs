@@ -201,6 +201,12 @@ pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: N
     };
     tracing::Span::current().record("key_id", tracing::field::display(id));
     if !scope.grants(needed) {
+        // A revoked key is refused as revoked, whatever its scope.
+        if let Some(pending) = &pending
+            && let Err(err) = keys.confirm(pending).await
+        {
+            return ApiError::from(err).into_response();
+        }
         return ApiError::Forbidden {
             needed,
             have: scope,
