@@ -178,9 +178,9 @@ pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: N
     let Some((id, secret)) = auth::parse(token) else {
         return refused(Rejection::Malformed);
     };
-    let facts = known
-        .get(id)
-        .filter(|_| confirmed_in_statement(request.method(), &route));
+    let facts = confirmed_in_statement(request.method(), &route)
+        .then(|| known.get(id))
+        .flatten();
     let (scope, pending) = match facts {
         Some(facts) => {
             if !auth::verify(secret, &facts.secret_sha256) {
@@ -188,7 +188,7 @@ pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: N
             }
             (facts.scope, Some(UnconfirmedKey::new(id)))
         }
-        None => match keys.authenticate(token).await {
+        None => match keys.authenticate(id, secret).await {
             Ok(Ok((key, facts))) => {
                 if let Some(facts) = facts {
                     known.remember(key.id, facts);

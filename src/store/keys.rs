@@ -115,25 +115,14 @@ impl KeyStore {
         row.try_into()
     }
 
-    /// What never changes about a live key, to be kept in memory: `None`
-    /// unless `key` is live and its stored hash is well-formed.
-    fn facts(key: &ApiKey, secret_sha256: &[u8]) -> Option<KeyFacts> {
-        Some(KeyFacts {
-            scope: key.scope,
-            secret_sha256: secret_sha256.try_into().ok()?,
-        })
-        .filter(|_| key.revoked_at.is_none())
-    }
-
-    /// The key a bearer token stands for, with its [`KeyFacts`] to keep, or
-    /// why it stands for none: one primary-key read.
+    /// The key a token (already split by [`auth::parse`]) stands for, with
+    /// its [`KeyFacts`] to keep (`None` for a stored hash of another
+    /// length), or why it stands for none: one primary-key read.
     pub async fn authenticate(
         &self,
-        token: &str,
+        id: Uuid,
+        secret: &str,
     ) -> StoreResult<Result<(ApiKey, Option<KeyFacts>), Rejection>> {
-        let Some((id, secret)) = auth::parse(token) else {
-            return Ok(Err(Rejection::Malformed));
-        };
         let found: Option<AuthRow> = sqlx::query_as(
             "SELECT id, name, scope, created_at, revoked_at, secret_sha256 FROM api_keys
              WHERE id = $1",
@@ -151,7 +140,12 @@ impl KeyStore {
             return Ok(Err(Rejection::Revoked));
         }
         let key: ApiKey = key.try_into()?;
-        let facts = Self::facts(&key, &secret_sha256);
+        let facts = <[u8; 32]>::try_from(secret_sha256.as_slice())
+            .ok()
+            .map(|secret_sha256| KeyFacts {
+                scope: key.scope,
+                secret_sha256,
+            });
         Ok(Ok((key, facts)))
     }
 
