@@ -8,6 +8,7 @@ pub mod alerts;
 pub mod auth;
 pub mod cloudevents;
 pub mod event_batch;
+pub mod event_history;
 pub mod events;
 pub mod extract;
 mod field_errors;
@@ -80,9 +81,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(run_control::retry_run))
         .routes(routes!(run_bulk::retry_activity_runs))
         .routes(routes!(run_bulk::cancel_activity_runs))
-        .routes(routes!(events::ingest_event, events::list_events))
+        .routes(routes!(events::ingest_event, event_history::list_events))
         .routes(routes!(event_batch::ingest_events_batch))
-        .routes(routes!(events::get_event))
+        .routes(routes!(event_history::get_event))
         .routes(routes!(sources::create_source, sources::list_sources))
         .routes(routes!(
             sources::get_source,
