@@ -16,7 +16,7 @@ use crate::domain::misfire::SkipReason;
 use crate::domain::retry::RunAttempt;
 use crate::domain::run::{Cancellation, Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::store::runs::RunFilter;
+use crate::store::run_history::RunFilter;
 
 const CURSOR_SCOPE: &str = "runs";
 

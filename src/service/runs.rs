@@ -10,7 +10,7 @@ use crate::domain::ids;
 use crate::domain::retry::RunAttempt;
 use crate::domain::run::{Run, RunInput, StartOutcome, TaskInstance};
 use crate::store::RunStore;
-use crate::store::runs::RunFilter;
+use crate::store::run_history::RunFilter;
 
 /// What a manual trigger did.
 #[derive(Debug, Clone)]

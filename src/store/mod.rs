@@ -9,6 +9,7 @@ pub mod keys;
 pub mod notifications;
 pub mod outbox;
 pub mod retries;
+pub mod run_history;
 pub mod runs;
 pub mod skipped_spans;
 pub mod sources;

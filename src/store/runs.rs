@@ -2,143 +2,15 @@
 //! the derived IDs, so Temporal activity retries never duplicate a row.
 
 use chrono::{DateTime, Utc};
+use sqlx::PgPool;
 use sqlx::types::Json;
-use sqlx::{FromRow, PgPool, Postgres};
 use uuid::Uuid;
 
-use super::keys::confirm_key;
+use super::run_history::named;
 use super::{StoreError, StoreResult};
-use crate::auth::UnconfirmedKey;
 use crate::domain::activity::ActivityDefinition;
 use crate::domain::misfire::SkipReason;
-use crate::domain::run::{
-    Cancellation, Run, RunFlow, RunStatus, RunTrigger, TaskInstance, TaskStatus,
-};
-
-const RUN_COLUMNS: &str = "run_id, activity_id, workflow_id, trigger_type, scheduled_for, event_id, \
-    status, skip_reason, window_start, window_end, definition_version, context, started_at, \
-    finished_at, error, tasks_total, tasks_succeeded, tasks_failed, created_at, \
-    cancel_requested_at, cancel_reason, cancelled_by, cancel_forced, attempt, flow_key, queued_at";
-
-const TASK_COLUMNS: &str = "id, run_id, workflow_id, task_type, task_index, name, status, attempts, \
-    started_at, finished_at, output, error, run_attempt, previous_attempts";
-
-#[derive(FromRow)]
-struct RunRow {
-    run_id: Uuid,
-    activity_id: Uuid,
-    workflow_id: String,
-    trigger_type: String,
-    scheduled_for: Option<DateTime<Utc>>,
-    event_id: Option<String>,
-    status: String,
-    skip_reason: Option<String>,
-    window_start: Option<DateTime<Utc>>,
-    window_end: Option<DateTime<Utc>>,
-    definition_version: Option<i64>,
-    context: Json<serde_json::Value>,
-    started_at: Option<DateTime<Utc>>,
-    finished_at: Option<DateTime<Utc>>,
-    error: Option<String>,
-    tasks_total: i32,
-    tasks_succeeded: i32,
-    tasks_failed: i32,
-    created_at: DateTime<Utc>,
-    cancel_requested_at: Option<DateTime<Utc>>,
-    cancel_reason: Option<String>,
-    cancelled_by: Option<Uuid>,
-    cancel_forced: bool,
-    attempt: i32,
-    flow_key: Option<String>,
-    queued_at: Option<DateTime<Utc>>,
-}
-
-/// A column holding a name the domain does not know: the database was
-/// written by something else (or a newer version); never a client's fault.
-fn named<T>(column: &str, parsed: Result<T, String>) -> StoreResult<T> {
-    parsed.map_err(|m| StoreError::Other(anyhow::anyhow!("{column}: {m}")))
-}
-
-impl TryFrom<RunRow> for Run {
-    type Error = StoreError;
-    fn try_from(r: RunRow) -> StoreResult<Self> {
-        Ok(Run {
-            run_id: r.run_id,
-            activity_id: r.activity_id,
-            workflow_id: r.workflow_id,
-            trigger_type: named("trigger_type", RunTrigger::parse(&r.trigger_type))?,
-            scheduled_for: r.scheduled_for,
-            event_id: r.event_id,
-            status: named("status", RunStatus::parse(&r.status))?,
-            skip_reason: r
-                .skip_reason
-                .map(|s| named("skip_reason", SkipReason::parse(&s)))
-                .transpose()?,
-            window_start: r.window_start,
-            window_end: r.window_end,
-            definition_version: r.definition_version,
-            context: r.context.0,
-            started_at: r.started_at,
-            finished_at: r.finished_at,
-            error: r.error,
-            tasks_total: r.tasks_total,
-            tasks_succeeded: r.tasks_succeeded,
-            tasks_failed: r.tasks_failed,
-            created_at: r.created_at,
-            attempt: r.attempt,
-            cancellation: r.cancel_requested_at.map(|requested_at| Cancellation {
-                requested_at,
-                reason: r.cancel_reason,
-                requested_by: r.cancelled_by,
-                forced: r.cancel_forced,
-            }),
-            flow: r
-                .flow_key
-                .zip(r.queued_at)
-                .map(|(key, queued_at)| RunFlow { key, queued_at }),
-        })
-    }
-}
-
-#[derive(FromRow)]
-struct TaskRow {
-    id: Uuid,
-    run_id: Uuid,
-    workflow_id: String,
-    task_type: String,
-    task_index: i32,
-    name: Option<String>,
-    status: String,
-    attempts: i32,
-    started_at: Option<DateTime<Utc>>,
-    finished_at: Option<DateTime<Utc>>,
-    output: Option<Json<serde_json::Value>>,
-    error: Option<String>,
-    run_attempt: i32,
-    previous_attempts: Json<Vec<crate::domain::retry::TaskAttempt>>,
-}
-
-impl TryFrom<TaskRow> for TaskInstance {
-    type Error = StoreError;
-    fn try_from(t: TaskRow) -> StoreResult<Self> {
-        Ok(TaskInstance {
-            id: t.id,
-            run_id: t.run_id,
-            workflow_id: t.workflow_id,
-            task_type: t.task_type,
-            index: t.task_index,
-            name: t.name,
-            status: named("status", TaskStatus::parse(&t.status))?,
-            attempts: t.attempts,
-            started_at: t.started_at,
-            finished_at: t.finished_at,
-            output: t.output.map(|o| o.0),
-            error: t.error,
-            run_attempt: t.run_attempt,
-            previous_attempts: t.previous_attempts.0,
-        })
-    }
-}
+use crate::domain::run::{Cancellation, RunStatus, RunTrigger, TaskStatus};
 
 /// `cancel_requested_at, cancel_reason, cancelled_by, cancel_forced`.
 type CancelRow = (DateTime<Utc>, Option<String>, Option<Uuid>, bool);
@@ -183,17 +55,6 @@ pub struct NewRun<'a> {
     pub tasks_total: i32,
     /// Flow-controlled: it starts `queued`, and `running` once it has a slot.
     pub queued: bool,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct RunFilter {
-    pub activity_id: Option<Uuid>,
-    pub status: Option<RunStatus>,
-    pub trigger_type: Option<RunTrigger>,
-    pub scheduled_from: Option<DateTime<Utc>>,
-    pub scheduled_to: Option<DateTime<Utc>>,
-    pub started_from: Option<DateTime<Utc>>,
-    pub started_to: Option<DateTime<Utc>>,
 }
 
 #[derive(Clone)]
@@ -402,25 +263,6 @@ impl RunStore {
         Ok(rows)
     }
 
-    /// Runs of an activity at nominal times in `[from, to)`.
-    pub async fn scheduled_between(
-        &self,
-        activity_id: Uuid,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-    ) -> StoreResult<Vec<Run>> {
-        let rows: Vec<RunRow> = sqlx::query_as(&format!(
-            "SELECT {RUN_COLUMNS} FROM activity_runs
-             WHERE activity_id = $1 AND scheduled_for >= $2 AND scheduled_for < $3 ORDER BY scheduled_for"
-        ))
-        .bind(activity_id)
-        .bind(from)
-        .bind(to)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.into_iter().map(TryInto::try_into).collect()
-    }
-
     /// Ends a run, by key. A run already ended keeps its first ending. A
     /// cancellation that the run's deadline asked for ends it `timed_out`.
     /// Returns the run's activity and the status written when this call
@@ -611,86 +453,5 @@ impl RunStore {
         .fetch_all(&self.pool)
         .await?;
         Ok(rows.into_iter().map(|r| r.0).collect())
-    }
-
-    pub async fn get_run(&self, run_id: Uuid) -> StoreResult<(Run, Vec<TaskInstance>)> {
-        let run: Option<RunRow> = sqlx::query_as(&format!(
-            "SELECT {RUN_COLUMNS} FROM activity_runs WHERE run_id = $1"
-        ))
-        .bind(run_id)
-        .fetch_optional(&self.pool)
-        .await?;
-        let run = run.ok_or(StoreError::NotFound)?;
-        let tasks: Vec<TaskRow> = sqlx::query_as(&format!(
-            "SELECT {TASK_COLUMNS} FROM task_instances WHERE run_id = $1 ORDER BY task_index"
-        ))
-        .bind(run_id)
-        .fetch_all(&self.pool)
-        .await?;
-        let tasks = tasks
-            .into_iter()
-            .map(TryInto::try_into)
-            .collect::<StoreResult<_>>()?;
-        Ok((run.try_into()?, tasks))
-    }
-
-    /// Newest first by (created_at, run_id): keyset pagination, stable under inserts.
-    #[tracing::instrument(skip(self))]
-    pub async fn list_runs(
-        &self,
-        filter: &RunFilter,
-        after: Option<(DateTime<Utc>, Uuid)>,
-        limit: i64,
-        key: Option<&UnconfirmedKey>,
-    ) -> StoreResult<Vec<Run>> {
-        let mut qb = sqlx::QueryBuilder::<Postgres>::new(format!(
-            "SELECT {RUN_COLUMNS} FROM activity_runs WHERE true"
-        ));
-        // The caller's key is confirmed live in this statement's snapshot.
-        let pending = UnconfirmedKey::pending(key);
-        if let Some(id) = pending {
-            qb.push(" AND EXISTS (SELECT 1 FROM api_keys WHERE id = ")
-                .push_bind(id)
-                .push(" AND revoked_at IS NULL)");
-        }
-        if let Some(id) = filter.activity_id {
-            qb.push(" AND activity_id = ").push_bind(id);
-        }
-        if let Some(status) = filter.status {
-            qb.push(" AND status = ").push_bind(status.as_str());
-        }
-        if let Some(t) = filter.trigger_type {
-            qb.push(" AND trigger_type = ").push_bind(t.as_str());
-        }
-        if let Some(t) = filter.scheduled_from {
-            qb.push(" AND scheduled_for >= ").push_bind(t);
-        }
-        if let Some(t) = filter.scheduled_to {
-            qb.push(" AND scheduled_for < ").push_bind(t);
-        }
-        if let Some(t) = filter.started_from {
-            qb.push(" AND started_at >= ").push_bind(t);
-        }
-        if let Some(t) = filter.started_to {
-            qb.push(" AND started_at < ").push_bind(t);
-        }
-        if let Some((created_at, run_id)) = after {
-            qb.push(" AND (created_at, run_id) < (")
-                .push_bind(created_at)
-                .push(", ")
-                .push_bind(run_id)
-                .push(")");
-        }
-        qb.push(" ORDER BY created_at DESC, run_id DESC LIMIT ")
-            .push_bind(limit);
-        let rows: Vec<RunRow> = qb.build_query_as().fetch_all(&self.pool).await?;
-        match (pending, key) {
-            // Rows came back: the key was live when they were read.
-            (Some(_), Some(key)) if !rows.is_empty() => key.confirm(),
-            // No rows: revoked, or nothing to show; ask.
-            (Some(_), key) => confirm_key(&self.pool, key).await?,
-            _ => {}
-        }
-        rows.into_iter().map(TryInto::try_into).collect()
     }
 }
