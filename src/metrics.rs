@@ -123,6 +123,16 @@ pub static EVENT_INGEST: LazyLock<IntCounterVec> = LazyLock::new(|| {
         &["one_statement", "general"],
     )
 });
+pub static INGEST_STATEMENTS: LazyLock<prometheus::IntCounter> = LazyLock::new(|| {
+    let c = prometheus::IntCounter::new(
+        "acp_event_ingest_statements_total",
+        "Statements that wrote one_statement events: events that arrive together share one \
+         (acp_event_ingest_total{path=\"one_statement\"} over this is the mean batch)",
+    )
+    .unwrap_or_else(|e| panic!("metric: {e}"));
+    let _ = REGISTRY.register(Box::new(c.clone()));
+    c
+});
 pub static EVENT_CONFLICTS: LazyLock<prometheus::IntCounter> = LazyLock::new(|| {
     let c = prometheus::IntCounter::new(
         "acp_event_conflicts_total",
@@ -345,6 +355,7 @@ pub async fn render() -> Response {
     LazyLock::force(&DISPATCHES);
     LazyLock::force(&EVENT_INGEST);
     LazyLock::force(&SYNC_FAILURES);
+    LazyLock::force(&INGEST_STATEMENTS);
     LazyLock::force(&EVENT_CONFLICTS);
     LazyLock::force(&SOURCE_MESSAGES);
     LazyLock::force(&SOURCE_REJECTIONS);

@@ -478,3 +478,91 @@ async fn the_next_event_sees_subscribers_changed_since_the_last(pool: PgPool) {
         assert!(rows(&event).await.is_empty());
     }
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn events_arriving_together_are_written_together_each_exactly_once(pool: PgPool) {
+    let app = TestApp::without_temporal(pool.clone()).await;
+    let id_of = |v: Value| v["id"].as_str().unwrap_or_default().to_owned();
+    // "one" has one subscriber, "two" two, "none" none.
+    let one = id_of(app.create(&event_activity("together.one")).await);
+    let mut two = vec![
+        id_of(app.create(&event_activity("together.two")).await),
+        id_of(app.create(&event_activity("together.two")).await),
+    ];
+    two.sort();
+    let types = ["together.one", "together.two", "together.none"];
+    let subscribers = |t: &str| match t {
+        "together.one" => vec![one.clone()],
+        "together.two" => two.clone(),
+        _ => vec![],
+    };
+    // The first event of each type is where this process reads its subscribers.
+    for t in types {
+        let body = json!({"event_id": format!("{t}-first"), "event_type": t, "source": "s", "payload": {}});
+        let (status, answer) = json(app.post("/v1/events", &body).await).await;
+        assert!(status == 202 || status == 200, "{status} {answer}");
+    }
+
+    // 150 events, each sent twice at once, and 10 of them a third time
+    // with other content: all in flight together.
+    let event = |n: usize, payload: Value| json!({"event_id": format!("tog-{n}"), "event_type": types[n % 3], "source": "s", "payload": payload});
+    let mut bodies: Vec<Value> = Vec::new();
+    for n in 0..150 {
+        bodies.push(event(n, json!({"n": n})));
+        bodies.push(event(n, json!({"n": n})));
+    }
+    for n in 0..10 {
+        bodies.push(event(n, json!({"n": "other"})));
+    }
+    let answers = futures::future::join_all(bodies.iter().map(|b| app.post("/v1/events", b))).await;
+    let mut accepted = vec![0; 150];
+    for (body, answer) in bodies.iter().zip(answers) {
+        let (status, answer) = json(answer).await;
+        let n: usize = body["event_id"].as_str().unwrap_or_default()[4..]
+            .parse()
+            .unwrap_or(usize::MAX);
+        if body["payload"]["n"] == "other" {
+            assert_eq!(status, 409, "{answer}");
+            continue;
+        }
+        assert!(status == 202 || status == 200, "{status} {answer}");
+        accepted[n] += 1;
+        let mut answered: Vec<String> = answer["dispatches"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| d["activity_id"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        answered.sort();
+        assert_eq!(answered, subscribers(types[n % 3]), "{answer}");
+    }
+    assert!(accepted.iter().all(|&a| a == 2), "{accepted:?}");
+
+    // One row per event, one dispatch per (event, subscriber), each with
+    // the content first sent.
+    let rows: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT e.event_id, e.payload->>'n', count(d.activity_id)
+         FROM events e LEFT JOIN event_dispatches d USING (event_id)
+         WHERE e.event_id LIKE 'tog-%' GROUP BY e.event_id, e.payload",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows.len(), 150);
+    for (event_id, payload, dispatches) in rows {
+        let n: usize = event_id[4..].parse().unwrap_or(usize::MAX);
+        assert_eq!(payload, n.to_string());
+        assert_eq!(
+            dispatches as usize,
+            subscribers(types[n % 3]).len(),
+            "{event_id}"
+        );
+    }
+    // Written together: events of one statement share its transaction's time.
+    let statements = scalar(
+        &pool,
+        "SELECT count(DISTINCT received_at) FROM events WHERE event_id LIKE 'tog-%'",
+    )
+    .await;
+    assert!(statements < 150, "{statements} statements for 150 events");
+}

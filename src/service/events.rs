@@ -18,6 +18,7 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::admission::Admission;
+use super::group_commit::GroupCommit;
 use super::subscribers::KnownSubscribers;
 use super::{Result, found};
 use crate::auth::UnconfirmedKey;
@@ -26,7 +27,7 @@ use crate::domain::ids;
 use crate::domain::run::RunInput;
 use crate::store::StoreError;
 use crate::store::events::{Dispatch, EventFilter, EventRecord, EventStore, Settled};
-use crate::store::ingest::EventFields;
+use crate::store::ingest::RoutedEvent;
 use crate::temporal::{GatewayError, TemporalGateway};
 
 /// An event as it arrives, already validated.
@@ -80,6 +81,8 @@ pub struct EventRouter {
     pub(super) admission: Admission,
     /// Each event type's subscribers as last read, for one-statement ingest.
     subscribers: KnownSubscribers,
+    /// Writes one-statement events together with those arriving alongside.
+    batch: GroupCommit,
     #[cfg(feature = "fault-injection")]
     pub faults: Arc<crate::faults::Faults>,
 }
@@ -143,6 +146,7 @@ fn check_same_content(record: &EventRecord, event: &NewEvent) -> Result<()> {
 impl EventRouter {
     pub fn new(events: EventStore, gateway: Arc<TemporalGateway>, task_queue: Arc<str>) -> Self {
         Self {
+            batch: GroupCommit::new(events.clone()),
             events,
             gateway,
             task_queue,
@@ -294,7 +298,8 @@ impl EventRouter {
 
     /// The common case in one statement: a new event whose subscribers are
     /// those last read, none debounced. `None` when that is not so (nothing
-    /// was written; see `EventStore::record_routed`).
+    /// was written; see `EventStore::record_routed`), written together with
+    /// the events that arrive alongside it (`GroupCommit`).
     async fn ingest_at_once(
         &self,
         event: &NewEvent,
@@ -304,16 +309,31 @@ impl EventRouter {
         let Some(expected) = self.subscribers.expected(&event.event_type, event_id) else {
             return Ok(None);
         };
-        let fields = EventFields {
-            event_id,
+        let routed = RoutedEvent {
+            event_id: event_id.to_owned(),
             origin: event.origin,
-            event_type: &event.event_type,
-            source: &event.source,
+            event_type: event.event_type.clone(),
+            source: event.source.clone(),
             occurred_at: event.occurred_at,
-            payload: &event.payload,
+            payload: event.payload.to_string(),
+            key: UnconfirmedKey::pending(key),
+            expected: expected.clone(),
         };
-        let Some(record) = self.events.record_routed(fields, &expected, key).await? else {
+        let Some(received_at) = self.batch.record(routed).await else {
             return Ok(None);
+        };
+        // Written: the key was live in the statement's snapshot.
+        if let Some(key) = key {
+            key.confirm();
+        }
+        let record = EventRecord {
+            event_id: event_id.to_owned(),
+            event_id_origin: event.origin,
+            event_type: event.event_type.clone(),
+            source: event.source.clone(),
+            occurred_at: event.occurred_at,
+            payload: sqlx::types::Json(event.payload.clone()),
+            received_at,
         };
         let dispatches: Vec<DispatchResult> = expected
             .into_iter()

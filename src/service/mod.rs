@@ -9,6 +9,7 @@ pub mod alerts;
 mod dispatcher;
 pub mod events;
 pub mod flow;
+mod group_commit;
 pub mod notifications;
 pub mod preview;
 pub mod run_bulk;
