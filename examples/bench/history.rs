@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use acp::api::pagination::encode_cursor;
+use acp::store::run_history::{RunFilter, list_runs_query};
 use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -14,11 +15,6 @@ use crate::Bench;
 use crate::cpu::CpuWatch;
 use crate::load::{Figures, measure, measure_for, met, ms};
 use crate::service::{Database, RssPeak, Service, create_key};
-
-/// `RUN_COLUMNS` of `src/store/runs.rs`: pgbench runs exactly what `list_runs` does.
-const RUN_COLUMNS: &str = "run_id, activity_id, workflow_id, trigger_type, scheduled_for, event_id, \
-    status, skip_reason, window_start, window_end, definition_version, context, started_at, \
-    finished_at, error, tasks_total, tasks_succeeded, tasks_failed, created_at";
 
 /// `CURSOR_SCOPE` of `src/api/runs.rs`. A wrong value is caught below: the
 /// built cursor is compared with the one the API hands out.
@@ -52,6 +48,9 @@ pub async fn run(bench: &Bench) -> anyhow::Result<Memory> {
     }
 
     let token = create_key(&bench.bin, &db.url, "read").await?;
+    let key_id = acp::auth::parse(&token)
+        .map(|(id, _)| id)
+        .context("the key's token does not parse")?;
     let service = Service::start(
         &bench.bin,
         "api",
@@ -86,29 +85,24 @@ pub async fn run(bench: &Bench) -> anyhow::Result<Memory> {
     }
     let deep_url = format!("{first_url}&cursor={cursor}");
     // pgbench's SQL answers with the rows the API renders.
-    check_same_rows(&http, &token, &pool, hot, &first_url, None).await?;
+    check_same_rows(&http, &token, &pool, hot, &first_url, key_id, None).await?;
     check_same_rows(
         &http,
         &token,
         &pool,
         hot,
         &deep_url,
+        key_id,
         Some((created_at, run_id)),
     )
     .await?;
 
     let concurrency = bench.concurrency;
     let duration = Duration::from_secs(bench.seconds);
-    let base_sql = format!(
-        "SELECT {RUN_COLUMNS} FROM activity_runs WHERE true AND activity_id = :activity_id"
-    );
-    let order = "ORDER BY created_at DESC, run_id DESC LIMIT :limit;\n";
-    let first_sql = format!("{base_sql} {order}");
-    let deep_sql = format!("{base_sql} AND (created_at, run_id) < (:created_at, :run_id) {order}");
-    let mut vars = vec![
-        ("activity_id", hot.to_string()),
-        ("limit", (LIMIT + 1).to_string()),
-    ];
+    let first_sql = pgbench_script(&page_query(hot, key_id, None));
+    let deep_sql = pgbench_script(&page_query(hot, key_id, Some((created_at, run_id))));
+    let mut vars = vec![("p1", key_id.to_string()), ("p2", hot.to_string())];
+    let limit_var = |n: usize| (PARAMS[n], (LIMIT + 1).to_string());
 
     // Warm the pool's connections and the caches before anything is timed.
     for url in [&first_url, &deep_url] {
@@ -133,9 +127,12 @@ pub async fn run(bench: &Bench) -> anyhow::Result<Memory> {
         }
     };
     let api_first = api_row(first_url.clone(), pid).await?;
-    let pg_first = pg_row(first_sql, vars.clone()).await?;
-    vars.push(("created_at", created_at.to_rfc3339()));
-    vars.push(("run_id", run_id.to_string()));
+    let mut first_vars = vars.clone();
+    first_vars.push(limit_var(2));
+    let pg_first = pg_row(first_sql, first_vars).await?;
+    vars.push(("p3", created_at.to_rfc3339()));
+    vars.push(("p4", run_id.to_string()));
+    vars.push(limit_var(4));
     let api_deep = api_row(deep_url.clone(), pid).await?;
     let pg_deep = pg_row(deep_sql, vars).await?;
     // The latency goal compares the two pages under the same conditions:
@@ -171,8 +168,9 @@ pub async fn run(bench: &Bench) -> anyhow::Result<Memory> {
     println!(
         "{} runs across {} activities, seeded with SQL in {:.0} s; the activity read holds {} of them. \
          Concurrency {concurrency}, {} s per row. The API is `acp api` in its own process, called with an \
-         API key (known to the process after its first request, and confirmed live by the page's own statement: no lookup of its own); pgbench runs the query `list_runs` builds (`-M prepared`, \
-         {} rows: the page and one more that says there is a next page), with as many threads as the \
+         API key (known to the process after its first request, and confirmed live by the page's own statement: no lookup of its own); pgbench runs the statement `list_runs` sends, built by the same function, \
+         the key's liveness check included (`-M prepared`, {} rows: the page and one more that says \
+         there is a next page), with as many threads as the \
          load generator has. The deep page's cursor is built from the row at offset {} and checked \
          against the one reached by paging.\n",
         thousands(bench.runs),
@@ -378,6 +376,7 @@ async fn check_same_rows(
     pool: &sqlx::PgPool,
     activity: Uuid,
     url: &str,
+    key_id: Uuid,
     after: Option<(DateTime<Utc>, Uuid)>,
 ) -> anyhow::Result<()> {
     let page = fetch_page(http, url, token).await?;
@@ -387,21 +386,8 @@ async fn check_same_rows(
         .iter()
         .filter_map(|r| r["run_id"].as_str().map(str::to_owned))
         .collect();
-    let keyset = if after.is_some() {
-        " AND (created_at, run_id) < ($3, $4)"
-    } else {
-        ""
-    };
-    let sql = format!(
-        "SELECT {RUN_COLUMNS} FROM activity_runs WHERE true AND activity_id = $1{keyset} \
-         ORDER BY created_at DESC, run_id DESC LIMIT $2"
-    );
-    let mut query = sqlx::query_scalar::<_, Uuid>(&sql)
-        .bind(activity)
-        .bind(LIMIT + 1);
-    if let Some((created_at, run_id)) = after {
-        query = query.bind(created_at).bind(run_id);
-    }
+    let mut page = page_query(activity, key_id, after);
+    let query = page.build_query_scalar::<Uuid>();
     let from_sql: Vec<String> = query
         .fetch_all(pool)
         .await?
@@ -413,6 +399,33 @@ async fn check_same_rows(
         bail!("the API's page and the SQL's rows differ for {url}");
     }
     Ok(())
+}
+
+/// pgbench variables for the statement's parameters, in order.
+const PARAMS: [&str; 5] = ["p1", "p2", "p3", "p4", "p5"];
+
+/// The statement `list_runs` sends for a page of `activity`'s runs, read
+/// with the key `key_id` (bound: key, activity, then the cursor, the limit).
+fn page_query(
+    activity: Uuid,
+    key_id: Uuid,
+    after: Option<(DateTime<Utc>, Uuid)>,
+) -> sqlx::QueryBuilder<'static, sqlx::Postgres> {
+    let filter = RunFilter {
+        activity_id: Some(activity),
+        ..Default::default()
+    };
+    list_runs_query(&filter, after, LIMIT + 1, Some(key_id))
+}
+
+/// The statement's text with `$n` turned into pgbench's `:pn`.
+fn pgbench_script(query: &sqlx::QueryBuilder<'static, sqlx::Postgres>) -> String {
+    let mut sql = query.sql().to_owned();
+    // Highest first, so that `$1` does not eat into `$10`.
+    for n in (1..=PARAMS.len()).rev() {
+        sql = sql.replace(&format!("${n}"), &format!(":{}", PARAMS[n - 1]));
+    }
+    format!("{sql};\n")
 }
 
 /// 1000000 -> "1,000,000".

@@ -2,8 +2,9 @@
 //! tasks, the runs of a window, and pages of history (writes are in `runs`).
 
 use chrono::{DateTime, Utc};
+use sqlx::postgres::PgRow;
 use sqlx::types::Json;
-use sqlx::{FromRow, Postgres};
+use sqlx::{FromRow, Postgres, Row};
 use uuid::Uuid;
 
 use super::keys::confirm_key;
@@ -23,34 +24,27 @@ const RUN_COLUMNS: &str = "run_id, activity_id, workflow_id, trigger_type, sched
 const TASK_COLUMNS: &str = "id, run_id, workflow_id, task_type, task_index, name, status, attempts, \
     started_at, finished_at, output, error, run_attempt, previous_attempts";
 
-#[derive(FromRow)]
-struct RunRow {
-    run_id: Uuid,
-    activity_id: Uuid,
-    workflow_id: String,
-    trigger_type: String,
-    scheduled_for: Option<DateTime<Utc>>,
-    event_id: Option<String>,
-    status: String,
-    skip_reason: Option<String>,
-    window_start: Option<DateTime<Utc>>,
-    window_end: Option<DateTime<Utc>>,
-    definition_version: Option<i64>,
-    context: Json<serde_json::Value>,
-    started_at: Option<DateTime<Utc>>,
-    finished_at: Option<DateTime<Utc>>,
-    error: Option<String>,
-    tasks_total: i32,
-    tasks_succeeded: i32,
-    tasks_failed: i32,
-    created_at: DateTime<Utc>,
-    cancel_requested_at: Option<DateTime<Utc>>,
-    cancel_reason: Option<String>,
-    cancelled_by: Option<Uuid>,
-    cancel_forced: bool,
-    attempt: i32,
-    flow_key: Option<String>,
-    queued_at: Option<DateTime<Utc>>,
+/// Columns read one after the other, by position: a page decodes thousands
+/// of values, and a lookup by name for each is a hash of its name.
+struct Columns<'r> {
+    row: &'r PgRow,
+    next: usize,
+}
+
+impl<'r> Columns<'r> {
+    fn new(row: &'r PgRow) -> Self {
+        Self { row, next: 0 }
+    }
+
+    fn take<T>(&mut self) -> StoreResult<T>
+    where
+        T: sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres>,
+    {
+        self.next += 1;
+        // The columns' types are the schema's, known: a value that does not
+        // decode is still an error.
+        Ok(self.row.try_get_unchecked(self.next - 1)?)
+    }
 }
 
 /// A column holding a name the domain does not know: the database was
@@ -59,45 +53,69 @@ pub(super) fn named<T>(column: &str, parsed: Result<T, String>) -> StoreResult<T
     parsed.map_err(|m| StoreError::Other(anyhow::anyhow!("{column}: {m}")))
 }
 
-impl TryFrom<RunRow> for Run {
-    type Error = StoreError;
-    fn try_from(r: RunRow) -> StoreResult<Self> {
-        Ok(Run {
-            run_id: r.run_id,
-            activity_id: r.activity_id,
-            workflow_id: r.workflow_id,
-            trigger_type: named("trigger_type", RunTrigger::parse(&r.trigger_type))?,
-            scheduled_for: r.scheduled_for,
-            event_id: r.event_id,
-            status: named("status", RunStatus::parse(&r.status))?,
-            skip_reason: r
-                .skip_reason
-                .map(|s| named("skip_reason", SkipReason::parse(&s)))
-                .transpose()?,
-            window_start: r.window_start,
-            window_end: r.window_end,
-            definition_version: r.definition_version,
-            context: r.context.0,
-            started_at: r.started_at,
-            finished_at: r.finished_at,
-            error: r.error,
-            tasks_total: r.tasks_total,
-            tasks_succeeded: r.tasks_succeeded,
-            tasks_failed: r.tasks_failed,
-            created_at: r.created_at,
-            attempt: r.attempt,
-            cancellation: r.cancel_requested_at.map(|requested_at| Cancellation {
-                requested_at,
-                reason: r.cancel_reason,
-                requested_by: r.cancelled_by,
-                forced: r.cancel_forced,
-            }),
-            flow: r
-                .flow_key
-                .zip(r.queued_at)
-                .map(|(key, queued_at)| RunFlow { key, queued_at }),
-        })
-    }
+/// A run from a row of `RUN_COLUMNS`, in their order.
+fn run_from_row(row: &PgRow) -> StoreResult<Run> {
+    let mut c = Columns::new(row);
+    let run_id = c.take()?;
+    let activity_id = c.take()?;
+    let workflow_id = c.take()?;
+    let trigger_type = named("trigger_type", RunTrigger::parse(c.take::<&str>()?))?;
+    let scheduled_for = c.take()?;
+    let event_id = c.take()?;
+    let status = named("status", RunStatus::parse(c.take::<&str>()?))?;
+    let skip_reason = c
+        .take::<Option<&str>>()?
+        .map(|s| named("skip_reason", SkipReason::parse(s)))
+        .transpose()?;
+    let window_start = c.take()?;
+    let window_end = c.take()?;
+    let definition_version = c.take()?;
+    let context = c.take::<Json<serde_json::Value>>()?.0;
+    let started_at = c.take()?;
+    let finished_at = c.take()?;
+    let error = c.take()?;
+    let tasks_total = c.take()?;
+    let tasks_succeeded = c.take()?;
+    let tasks_failed = c.take()?;
+    let created_at = c.take()?;
+    let cancel_requested_at: Option<DateTime<Utc>> = c.take()?;
+    let cancel_reason = c.take()?;
+    let cancelled_by = c.take()?;
+    let cancel_forced = c.take()?;
+    let attempt = c.take()?;
+    let flow_key: Option<String> = c.take()?;
+    let queued_at: Option<DateTime<Utc>> = c.take()?;
+    Ok(Run {
+        run_id,
+        activity_id,
+        workflow_id,
+        trigger_type,
+        scheduled_for,
+        event_id,
+        status,
+        skip_reason,
+        window_start,
+        window_end,
+        definition_version,
+        context,
+        started_at,
+        finished_at,
+        error,
+        tasks_total,
+        tasks_succeeded,
+        tasks_failed,
+        created_at,
+        attempt,
+        cancellation: cancel_requested_at.map(|requested_at| Cancellation {
+            requested_at,
+            reason: cancel_reason,
+            requested_by: cancelled_by,
+            forced: cancel_forced,
+        }),
+        flow: flow_key
+            .zip(queued_at)
+            .map(|(key, queued_at)| RunFlow { key, queued_at }),
+    })
 }
 
 #[derive(FromRow)]
@@ -159,7 +177,7 @@ impl RunStore {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> StoreResult<Vec<Run>> {
-        let rows: Vec<RunRow> = sqlx::query_as(&format!(
+        let rows = sqlx::query(&format!(
             "SELECT {RUN_COLUMNS} FROM activity_runs
              WHERE activity_id = $1 AND scheduled_for >= $2 AND scheduled_for < $3 ORDER BY scheduled_for"
         ))
@@ -168,11 +186,11 @@ impl RunStore {
         .bind(to)
         .fetch_all(&self.pool)
         .await?;
-        rows.into_iter().map(TryInto::try_into).collect()
+        rows.iter().map(run_from_row).collect()
     }
 
     pub async fn get_run(&self, run_id: Uuid) -> StoreResult<(Run, Vec<TaskInstance>)> {
-        let run: Option<RunRow> = sqlx::query_as(&format!(
+        let run = sqlx::query(&format!(
             "SELECT {RUN_COLUMNS} FROM activity_runs WHERE run_id = $1"
         ))
         .bind(run_id)
@@ -189,7 +207,7 @@ impl RunStore {
             .into_iter()
             .map(TryInto::try_into)
             .collect::<StoreResult<_>>()?;
-        Ok((run.try_into()?, tasks))
+        Ok((run_from_row(&run)?, tasks))
     }
 
     /// Newest first by (created_at, run_id): keyset pagination, stable under inserts.
@@ -201,47 +219,10 @@ impl RunStore {
         limit: i64,
         key: Option<&UnconfirmedKey>,
     ) -> StoreResult<Vec<Run>> {
-        let mut qb = sqlx::QueryBuilder::<Postgres>::new(format!(
-            "SELECT {RUN_COLUMNS} FROM activity_runs WHERE true"
-        ));
         // The caller's key is confirmed live in this statement's snapshot.
         let pending = UnconfirmedKey::pending(key);
-        if let Some(id) = pending {
-            qb.push(" AND EXISTS (SELECT 1 FROM api_keys WHERE id = ")
-                .push_bind(id)
-                .push(" AND revoked_at IS NULL)");
-        }
-        if let Some(id) = filter.activity_id {
-            qb.push(" AND activity_id = ").push_bind(id);
-        }
-        if let Some(status) = filter.status {
-            qb.push(" AND status = ").push_bind(status.as_str());
-        }
-        if let Some(t) = filter.trigger_type {
-            qb.push(" AND trigger_type = ").push_bind(t.as_str());
-        }
-        if let Some(t) = filter.scheduled_from {
-            qb.push(" AND scheduled_for >= ").push_bind(t);
-        }
-        if let Some(t) = filter.scheduled_to {
-            qb.push(" AND scheduled_for < ").push_bind(t);
-        }
-        if let Some(t) = filter.started_from {
-            qb.push(" AND started_at >= ").push_bind(t);
-        }
-        if let Some(t) = filter.started_to {
-            qb.push(" AND started_at < ").push_bind(t);
-        }
-        if let Some((created_at, run_id)) = after {
-            qb.push(" AND (created_at, run_id) < (")
-                .push_bind(created_at)
-                .push(", ")
-                .push_bind(run_id)
-                .push(")");
-        }
-        qb.push(" ORDER BY created_at DESC, run_id DESC LIMIT ")
-            .push_bind(limit);
-        let rows: Vec<RunRow> = qb.build_query_as().fetch_all(&self.pool).await?;
+        let mut qb = list_runs_query(filter, after, limit, pending);
+        let rows = qb.build().fetch_all(&self.pool).await?;
         match (pending, key) {
             // Rows came back: the key was live when they were read.
             (Some(_), Some(key)) if !rows.is_empty() => key.confirm(),
@@ -249,6 +230,57 @@ impl RunStore {
             (Some(_), key) => confirm_key(&self.pool, key).await?,
             _ => {}
         }
-        rows.into_iter().map(TryInto::try_into).collect()
+        rows.iter().map(run_from_row).collect()
     }
+}
+
+/// The statement behind `list_runs` (public so that the benchmark runs the
+/// very same SQL in pgbench). Its parameters are bound in this order: the
+/// key to confirm live, the filters as `RunFilter` lists them, the cursor
+/// (`created_at`, `run_id`), the limit.
+pub fn list_runs_query<'a>(
+    filter: &RunFilter,
+    after: Option<(DateTime<Utc>, Uuid)>,
+    limit: i64,
+    key: Option<Uuid>,
+) -> sqlx::QueryBuilder<'a, Postgres> {
+    let mut qb = sqlx::QueryBuilder::<Postgres>::new(format!(
+        "SELECT {RUN_COLUMNS} FROM activity_runs WHERE true"
+    ));
+    if let Some(id) = key {
+        qb.push(" AND EXISTS (SELECT 1 FROM api_keys WHERE id = ")
+            .push_bind(id)
+            .push(" AND revoked_at IS NULL)");
+    }
+    if let Some(id) = filter.activity_id {
+        qb.push(" AND activity_id = ").push_bind(id);
+    }
+    if let Some(status) = filter.status {
+        qb.push(" AND status = ").push_bind(status.as_str());
+    }
+    if let Some(t) = filter.trigger_type {
+        qb.push(" AND trigger_type = ").push_bind(t.as_str());
+    }
+    if let Some(t) = filter.scheduled_from {
+        qb.push(" AND scheduled_for >= ").push_bind(t);
+    }
+    if let Some(t) = filter.scheduled_to {
+        qb.push(" AND scheduled_for < ").push_bind(t);
+    }
+    if let Some(t) = filter.started_from {
+        qb.push(" AND started_at >= ").push_bind(t);
+    }
+    if let Some(t) = filter.started_to {
+        qb.push(" AND started_at < ").push_bind(t);
+    }
+    if let Some((created_at, run_id)) = after {
+        qb.push(" AND (created_at, run_id) < (")
+            .push_bind(created_at)
+            .push(", ")
+            .push_bind(run_id)
+            .push(")");
+    }
+    qb.push(" ORDER BY created_at DESC, run_id DESC LIMIT ")
+        .push_bind(limit);
+    qb
 }
