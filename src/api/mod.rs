@@ -14,6 +14,7 @@ pub mod extract;
 mod field_errors;
 pub mod flow_model;
 pub mod health;
+pub mod instant;
 pub mod keys;
 pub mod merge_patch;
 pub mod openapi;
@@ -40,7 +41,8 @@ use crate::temporal::TemporalGateway;
 /// What handlers reach: the use cases, and the keys the auth layer checks.
 #[derive(Clone)]
 pub struct AppState {
-    pub services: Services,
+    /// Behind one `Arc`: every request and middleware clones the state.
+    pub services: Arc<Services>,
     pub keys: KeyStore,
 }
 
@@ -48,7 +50,7 @@ impl AppState {
     pub fn new(pool: sqlx::PgPool, gateway: Arc<TemporalGateway>, task_queue: &str) -> Self {
         Self {
             keys: KeyStore::new(pool.clone()),
-            services: Services::new(pool, gateway, task_queue),
+            services: Arc::new(Services::new(pool, gateway, task_queue)),
         }
     }
 }

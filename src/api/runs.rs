@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::AppState;
 use super::extract::{ApiQuery, IdParam, path_uuid, query_instant};
+use super::instant;
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use super::run_control::{RunAttemptResponse, TaskAttemptResponse};
 use crate::auth::UnconfirmedKey;
@@ -54,20 +55,26 @@ pub struct RunResponse {
     pub workflow_id: String,
     pub trigger_type: RunTrigger,
     /// The nominal fire time, for scheduled runs.
+    #[serde(serialize_with = "instant::serialize_option")]
     pub scheduled_for: Option<DateTime<Utc>>,
     pub event_id: Option<String>,
     pub status: RunStatus,
     /// Why a `skipped` run did not execute.
     pub skip_reason: Option<SkipReason>,
+    #[serde(serialize_with = "instant::serialize_option")]
     pub window_start: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "instant::serialize_option")]
     pub window_end: Option<DateTime<Utc>>,
     pub definition_version: Option<i64>,
+    #[serde(serialize_with = "instant::serialize_option")]
     pub started_at: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "instant::serialize_option")]
     pub finished_at: Option<DateTime<Utc>>,
     pub error: Option<String>,
     pub tasks_total: i32,
     pub tasks_succeeded: i32,
     pub tasks_failed: i32,
+    #[serde(serialize_with = "instant::serialize")]
     pub created_at: DateTime<Utc>,
     /// 1, then one more for each retry: the run shows its latest attempt.
     pub attempt: i32,
@@ -92,12 +99,14 @@ pub struct RunFlowResponse {
     /// The concurrency key (`flow.concurrency.key` resolved for this run).
     pub key: String,
     /// When it joined its key's queue; the queue is first in first out.
+    #[serde(serialize_with = "instant::serialize")]
     pub queued_at: DateTime<Utc>,
 }
 
 /// A request to cancel a run.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CancellationResponse {
+    #[serde(serialize_with = "instant::serialize")]
     pub requested_at: DateTime<Utc>,
     pub reason: Option<String>,
     /// The API key that asked; null when authentication is disabled.
