@@ -26,16 +26,18 @@ struct Pending {
 }
 
 /// Writes events in batches with `WRITERS` tasks started on first use.
+/// Only those tasks hold the receiving end: were they gone (their runtime
+/// shut down), sending fails and each event takes the general path rather
+/// than waiting for nobody.
 #[derive(Clone)]
 pub struct GroupCommit {
     queue: mpsc::Sender<Pending>,
-    inner: Arc<Writers>,
+    start: Arc<Start>,
 }
 
-struct Writers {
-    store: EventStore,
-    queue: Arc<Mutex<mpsc::Receiver<Pending>>>,
-    started: Once,
+struct Start {
+    once: Once,
+    writers: std::sync::Mutex<Option<(mpsc::Receiver<Pending>, EventStore)>>,
 }
 
 impl GroupCommit {
@@ -43,10 +45,9 @@ impl GroupCommit {
         let (queue, receiver) = mpsc::channel(QUEUE);
         Self {
             queue,
-            inner: Arc::new(Writers {
-                store,
-                queue: Arc::new(Mutex::new(receiver)),
-                started: Once::new(),
+            start: Arc::new(Start {
+                once: Once::new(),
+                writers: std::sync::Mutex::new(Some((receiver, store))),
             }),
         }
     }
@@ -56,9 +57,13 @@ impl GroupCommit {
     /// answer when its statement failed (the general path then meets the
     /// failure itself and reports it as its own).
     pub async fn record(&self, event: RoutedEvent) -> Option<DateTime<Utc>> {
-        self.inner.started.call_once(|| {
-            for _ in 0..WRITERS {
-                tokio::spawn(write(self.inner.queue.clone(), self.inner.store.clone()));
+        self.start.once.call_once(|| {
+            let taken = self.start.writers.lock().ok().and_then(|mut w| w.take());
+            if let Some((receiver, store)) = taken {
+                let receiver = Arc::new(Mutex::new(receiver));
+                for _ in 0..WRITERS {
+                    tokio::spawn(write(receiver.clone(), store.clone()));
+                }
             }
         });
         let (reply, answer) = oneshot::channel();
