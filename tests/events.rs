@@ -479,13 +479,21 @@ async fn extreme_numbers_in_a_payload_round_trip(pool: PgPool) {
         "int": i64::MIN,
         "uint": u64::MAX
     });
-    let body = json!({"event_id": "extremes", "event_type": "edge.numbers", "source": "tests", "payload": payload});
-    let (status, ingested) = deliver(&app, &body, None).await;
-    assert_eq!(status, 200, "{ingested}");
-    let (status, event) = json(app.get("/v1/events/extremes").await).await;
-    assert_eq!(status, 200, "{event}");
-    assert_eq!(event["payload"], payload);
+    // The first of its type takes the general path, the second the one
+    // statement that writes events together (their rows as JSON there).
+    for event_id in ["extremes", "extremes-again"] {
+        let body = json!({"event_id": event_id, "event_type": "edge.numbers", "source": "tests",
+            "occurred_at": "2026-03-01T09:00:00.123456789Z", "payload": payload});
+        let (status, ingested) = deliver(&app, &body, None).await;
+        assert_eq!(status, 200, "{ingested}");
+        let (status, event) = json(app.get(&format!("/v1/events/{event_id}")).await).await;
+        assert_eq!(status, 200, "{event}");
+        assert_eq!(event["payload"], payload);
+        // PostgreSQL keeps microseconds.
+        assert_eq!(event["occurred_at"], "2026-03-01T09:00:00.123456Z", "{event}");
+    }
     let (status, page) = json(app.get("/v1/events?event_type=edge.numbers").await).await;
     assert_eq!(status, 200, "{page}");
     assert_eq!(page["items"][0]["payload"], payload);
+    assert_eq!(page["items"][1]["payload"], payload);
 }

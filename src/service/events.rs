@@ -315,7 +315,10 @@ impl EventRouter {
             event_type: event.event_type.clone(),
             source: event.source.clone(),
             occurred_at: event.occurred_at,
-            payload: event.payload.to_string(),
+            payload: match serde_json::value::to_raw_value(&event.payload) {
+                Ok(payload) => payload,
+                Err(_) => return Ok(None),
+            },
             key: UnconfirmedKey::pending(key),
             expected: expected.clone(),
         };

@@ -7,13 +7,15 @@
 
 use std::collections::{HashMap, HashSet};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+use serde_json::value::RawValue;
 use sqlx::FromRow;
 use uuid::Uuid;
 
-use super::StoreResult;
 use super::events::EventStore;
 use super::keys::confirm_key;
+use super::{StoreError, StoreResult};
 use crate::auth::UnconfirmedKey;
 use crate::domain::event::EventIdOrigin;
 
@@ -36,8 +38,8 @@ pub struct RoutedEvent {
     pub event_type: String,
     pub source: String,
     pub occurred_at: Option<DateTime<Utc>>,
-    /// The payload as JSON text.
-    pub payload: String,
+    /// The payload, as JSON text.
+    pub payload: Box<RawValue>,
     /// The caller's key, when it is still to be confirmed live.
     pub key: Option<Uuid>,
     /// The enabled event activities subscribed to `event_type`, as the
@@ -61,6 +63,31 @@ impl RoutedEvent {
             .collect::<Vec<_>>()
             .join(",")
     }
+}
+
+/// One event as the statement reads it.
+#[derive(Serialize)]
+struct EventIn<'a> {
+    idx: i64,
+    event_id: &'a str,
+    origin: &'a str,
+    event_type: &'a str,
+    source: &'a str,
+    /// To the microsecond, as PostgreSQL keeps it.
+    occurred_at: Option<String>,
+    payload: &'a RawValue,
+    key_id: Option<Uuid>,
+    expected: String,
+}
+
+/// One dispatch row as the statement reads it; `idx` is its event's.
+#[derive(Serialize)]
+struct DispatchIn<'a> {
+    idx: i64,
+    activity_id: Uuid,
+    workflow_id: &'a str,
+    run_id: Uuid,
+    version: i64,
 }
 
 #[derive(FromRow)]
@@ -94,41 +121,45 @@ impl EventStore {
             .filter(|(_, e)| seen.insert(e.event_id.as_str()))
             .map(|(i, e)| (i as i64, e))
             .collect();
-        let mut idx = Vec::with_capacity(unique.len());
-        let mut event_ids = Vec::with_capacity(unique.len());
-        let mut origins = Vec::with_capacity(unique.len());
-        let mut types = Vec::with_capacity(unique.len());
-        let mut sources = Vec::with_capacity(unique.len());
-        let mut occurred = Vec::with_capacity(unique.len());
-        let mut payloads = Vec::with_capacity(unique.len());
-        let mut keys = Vec::with_capacity(unique.len());
-        let mut expected = Vec::with_capacity(unique.len());
-        let (mut d_idx, mut d_activity, mut d_workflow, mut d_run, mut d_version) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for &(i, e) in &unique {
-            idx.push(i);
-            event_ids.push(e.event_id.as_str());
-            origins.push(e.origin.as_str());
-            types.push(e.event_type.as_str());
-            sources.push(e.source.as_str());
-            occurred.push(e.occurred_at);
-            payloads.push(e.payload.as_str());
-            keys.push(e.key);
-            expected.push(e.expected_subscribers());
-            for d in &e.expected {
-                d_idx.push(i);
-                d_activity.push(d.activity_id);
-                d_workflow.push(d.workflow_id.as_str());
-                d_run.push(d.run_id);
-                d_version.push(d.version);
-            }
-        }
+        let mut dispatches = Vec::new();
+        let events_in: Vec<EventIn<'_>> = unique
+            .iter()
+            .map(|&(idx, e)| {
+                dispatches.extend(e.expected.iter().map(|d| DispatchIn {
+                    idx,
+                    activity_id: d.activity_id,
+                    workflow_id: &d.workflow_id,
+                    run_id: d.run_id,
+                    version: d.version,
+                }));
+                EventIn {
+                    idx,
+                    event_id: &e.event_id,
+                    origin: e.origin.as_str(),
+                    event_type: &e.event_type,
+                    source: &e.source,
+                    occurred_at: e
+                        .occurred_at
+                        .map(|t| t.to_rfc3339_opts(SecondsFormat::Micros, true)),
+                    payload: &e.payload,
+                    key_id: e.key,
+                    expected: e.expected_subscribers(),
+                }
+            })
+            .collect();
+        let events_in =
+            serde_json::to_string(&events_in).map_err(|e| StoreError::Other(e.into()))?;
+        let dispatches =
+            serde_json::to_string(&dispatches).map_err(|e| StoreError::Other(e.into()))?;
+        // The rows come as JSON rather than arrays: the planner cannot see
+        // into it, so after its first few executions PostgreSQL keeps one
+        // generic plan for the statement instead of planning it again for
+        // every batch (arrays make each batch's size part of the plan).
         let rows: Vec<RoutedRow> = sqlx::query_as(
             "WITH input AS (
-                 SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::text[], $5::text[],
-                                      $6::timestamptz[], $7::text[], $8::uuid[], $9::text[])
-                     AS i(idx, event_id, origin, event_type, source, occurred_at, payload, key_id,
-                          expected)
+                 SELECT * FROM json_to_recordset($1::json)
+                     AS i(idx int8, event_id text, origin text, event_type text, source text,
+                          occurred_at timestamptz, payload jsonb, key_id uuid, expected text)
              ), subs AS (
                  SELECT t.event_type,
                         coalesce((SELECT string_agg(a.id::text || ':' || a.version, ',' ORDER BY a.id)
@@ -145,7 +176,7 @@ impl EventStore {
                                    WHERE k.id = i.key_id AND k.revoked_at IS NULL))
              ), ev AS (
                  INSERT INTO events (event_id, event_id_origin, event_type, source, occurred_at, payload)
-                 SELECT event_id, origin, event_type, source, occurred_at, payload::jsonb
+                 SELECT event_id, origin, event_type, source, occurred_at, payload
                  FROM go ORDER BY event_id
                  ON CONFLICT (event_id) DO NOTHING
                  RETURNING event_id, received_at
@@ -153,8 +184,8 @@ impl EventStore {
                  INSERT INTO event_dispatches
                      (event_id, activity_id, workflow_id, run_id, state, definition_version)
                  SELECT ev.event_id, s.activity_id, s.workflow_id, s.run_id, 'pending', s.version
-                 FROM unnest($10::int8[], $11::uuid[], $12::text[], $13::uuid[], $14::int8[])
-                          AS s(idx, activity_id, workflow_id, run_id, version)
+                 FROM json_to_recordset($2::json)
+                          AS s(idx int8, activity_id uuid, workflow_id text, run_id uuid, version int8)
                  JOIN input i ON i.idx = s.idx
                  JOIN ev ON ev.event_id = i.event_id
                  ORDER BY ev.event_id, s.activity_id
@@ -165,20 +196,8 @@ impl EventStore {
                     (SELECT count(*) FROM d WHERE d.event_id = ev.event_id) AS dispatched
              FROM input i JOIN ev ON ev.event_id = i.event_id",
         )
-        .bind(&idx)
-        .bind(&event_ids)
-        .bind(&origins)
-        .bind(&types)
-        .bind(&sources)
-        .bind(&occurred)
-        .bind(&payloads)
-        .bind(&keys)
-        .bind(&expected)
-        .bind(&d_idx)
-        .bind(&d_activity)
-        .bind(&d_workflow)
-        .bind(&d_run)
-        .bind(&d_version)
+        .bind(events_in)
+        .bind(dispatches)
         .fetch_all(&self.pool)
         .await?;
         let written: HashMap<i64, RoutedRow> = rows.into_iter().map(|r| (r.idx, r)).collect();
