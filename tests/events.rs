@@ -490,7 +490,10 @@ async fn extreme_numbers_in_a_payload_round_trip(pool: PgPool) {
         assert_eq!(status, 200, "{event}");
         assert_eq!(event["payload"], payload);
         // PostgreSQL keeps microseconds.
-        assert_eq!(event["occurred_at"], "2026-03-01T09:00:00.123456Z", "{event}");
+        assert_eq!(
+            event["occurred_at"], "2026-03-01T09:00:00.123456Z",
+            "{event}"
+        );
     }
     let (status, page) = json(app.get("/v1/events?event_type=edge.numbers").await).await;
     assert_eq!(status, 200, "{page}");

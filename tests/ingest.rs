@@ -25,6 +25,18 @@ fn event_activity(event_type: &str) -> Value {
     })
 }
 
+/// The activities an ingest answer lists dispatches for, sorted.
+fn dispatched_to(answer: &Value) -> Vec<String> {
+    let mut ids: Vec<String> = answer["dispatches"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| d["activity_id"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
 async fn scalar(pool: &PgPool, sql: &str) -> i64 {
     sqlx::query_as::<_, (i64,)>(sql)
         .fetch_one(pool)
@@ -404,13 +416,7 @@ async fn the_next_event_sees_subscribers_changed_since_the_last(pool: PgPool) {
         let body = json!({"event_id": event_id, "event_type": "sub.changed", "source": "s", "payload": {"n": n}});
         let (status, answer) = json(app.post("/v1/events", &body).await).await;
         assert!(status == 200 || status == 202, "{answer}");
-        let mut answered: Vec<String> = answer["dispatches"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|d| d["activity_id"].as_str().unwrap_or_default().to_owned())
-            .collect();
-        answered.sort();
+        let answered = dispatched_to(&answer);
         (event_id, answered)
     };
     let ids = |rows: &[(String, i64, bool)]| rows.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
@@ -527,13 +533,7 @@ async fn events_arriving_together_are_written_together_each_exactly_once(pool: P
         }
         assert!(status == 202 || status == 200, "{status} {answer}");
         accepted[n] += 1;
-        let mut answered: Vec<String> = answer["dispatches"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|d| d["activity_id"].as_str().unwrap_or_default().to_owned())
-            .collect();
-        answered.sort();
+        let answered = dispatched_to(&answer);
         assert_eq!(answered, subscribers(types[n % 3]), "{answer}");
     }
     assert!(accepted.iter().all(|&a| a == 2), "{accepted:?}");
