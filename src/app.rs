@@ -22,6 +22,7 @@ use crate::api::{self, AppState};
 use crate::config::{HttpOptions, Settings, redact_url};
 use crate::error::ApiError;
 use crate::reconcile::Reconciler;
+use crate::service::duties::{Duty, Role};
 use crate::store;
 use crate::temporal::TemporalGateway;
 
@@ -34,8 +35,8 @@ pub enum Service {
     /// API (with the event dispatcher), worker, reconciler, alert evaluator
     /// and notification dispatcher (migrates first).
     Serve,
-    /// The HTTP API (with the event dispatcher), the alert evaluator and the
-    /// notification dispatcher.
+    /// The HTTP API (with the event dispatcher), the reconciler, the alert
+    /// evaluator and the notification dispatcher.
     Api,
     /// The Temporal worker and the broker consumers (with the event
     /// dispatcher when it consumes).
@@ -176,6 +177,18 @@ pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
         ))
 }
 
+/// What `acp worker` serves on `ACP_PROBE_LISTEN`: liveness, readiness
+/// (with the duties it carries) and its metrics, nothing of the API.
+pub fn probe_router(state: AppState) -> Router {
+    use axum::routing::get;
+    Router::new()
+        .route("/healthz", get(api::health::healthz))
+        .route("/readyz", get(api::health::readyz))
+        .route("/metrics", get(api::health::metrics))
+        .fallback(not_found)
+        .with_state(state)
+}
+
 static X_REQUEST_ID: axum::http::HeaderName = axum::http::HeaderName::from_static("x-request-id");
 
 /// Serves until `shutdown` resolves, then finishes in-flight requests.
@@ -253,6 +266,7 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
         }
     };
     let mut tasks = tokio::task::JoinSet::new();
+    let duties = state.services.duties.clone();
 
     if matches!(command, Service::Serve | Service::Api) {
         let listener = TcpListener::bind(settings.listen).await?;
@@ -271,6 +285,7 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
         });
         // Whatever accepts events starts their runs: the dispatcher leases
         // rows, so every replica's dispatcher shares the work.
+        duties.set(Duty::EventDispatch, Role::Shared);
         let dispatcher = state
             .services
             .events
@@ -293,6 +308,7 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
             Ok(())
         });
         // Slots of runs whose workflows closed without ending them.
+        duties.set(Duty::FlowRecovery, Role::Shared);
         let flow = state.services.flow.clone();
         let interval = settings.reconcile_interval();
         let shutdown = stopped();
@@ -300,6 +316,7 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
             flow.run_recovery(interval, shutdown).await;
             Ok(())
         });
+        duties.set(Duty::NotificationHandOver, Role::Shared);
         let dispatcher = state.services.notifications.clone();
         let interval = settings.notify_interval();
         let shutdown = stopped();
@@ -308,7 +325,10 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
             Ok(())
         });
     }
-    if command == Service::Serve {
+    if matches!(command, Service::Serve | Service::Api) {
+        // Every API process carries the reconcile duty; the one holding its
+        // lease acts, the others stand by (a fleet without `serve` must
+        // still sync schedules, repair drift and start DST extra times).
         let reconciler = Reconciler::new(&state.services);
         let interval = settings.reconcile_interval();
         let shutdown = stopped();
@@ -318,6 +338,7 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
         });
     }
     if matches!(command, Service::Serve | Service::Worker) && settings.consume_sources {
+        duties.set(Duty::BrokerConsumption, Role::Shared);
         let consumers = crate::brokers::Context {
             sources: state.services.sources.clone(),
             settings: Arc::new(settings.consumers()),
@@ -330,6 +351,7 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
         if command == Service::Worker {
             // Consumers accept events, so this process starts their runs too
             // (serve already has a dispatcher beside its API).
+            duties.set(Duty::EventDispatch, Role::Shared);
             let dispatcher = state
                 .services
                 .events
@@ -342,7 +364,19 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
             });
         }
     }
+    if let (Service::Worker, Some(probe)) = (command, settings.probe_listen) {
+        let listener = TcpListener::bind(probe).await?;
+        tracing::info!(probes = %format!("http://{}/readyz", listener.local_addr()?), "listening");
+        let shutdown = stopped();
+        let router = probe_router(state.clone());
+        tasks.spawn(async move {
+            serve(listener, router, shutdown)
+                .await
+                .map_err(anyhow::Error::from)
+        });
+    }
     if matches!(command, Service::Serve | Service::Worker) {
+        duties.set(Duty::TemporalWorker, Role::Shared);
         let config = settings.worker()?;
         let shutdown = stopped();
         tasks.spawn(async move {

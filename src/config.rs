@@ -59,6 +59,11 @@ pub struct Settings {
     )]
     pub listen: SocketAddr,
 
+    /// Where `acp worker` serves `/healthz`, `/readyz` and `/metrics` (for
+    /// probes and scrapes); unset, the worker serves no HTTP.
+    #[arg(long, env = "ACP_PROBE_LISTEN", global = true)]
+    pub probe_listen: Option<SocketAddr>,
+
     /// Task queue of the launcher and run workflows.
     #[arg(
         long,

@@ -239,6 +239,20 @@ pub static FLOW_SLOTS_RECOVERED: LazyLock<prometheus::IntCounter> = LazyLock::ne
     c
 });
 
+pub static DUTY_LEADER: LazyLock<IntGaugeVec> = LazyLock::new(|| {
+    let g = IntGaugeVec::new(
+        Opts::new(
+            "acp_duty_leader",
+            "1 while this process holds a duty that must be single in the fleet \
+             (reconcile, alert_evaluation), 0 while it stands by for it",
+        ),
+        &["duty"],
+    )
+    .unwrap_or_else(|e| panic!("metric acp_duty_leader: {e}"));
+    let _ = REGISTRY.register(Box::new(g.clone()));
+    g
+});
+
 pub static ALERTS_OPEN: LazyLock<IntGaugeVec> = LazyLock::new(|| {
     let g = IntGaugeVec::new(
         Opts::new("acp_alerts_open", "Open alerts by activity and kind"),

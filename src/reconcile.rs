@@ -5,9 +5,12 @@
 //! schedules for drift, deletes orphan schedules, hands Temporal the
 //! backfills it could not take earlier, and starts the due times a DST policy
 //! wants that the engine does not fire. One reconciler at a time across
-//! replicas, by an advisory lock.
+//! replicas: the process holding the reconcile duty's lease runs passes, and
+//! each pass also takes an advisory lock of its own, so two passes never
+//! overlap even while the duty changes hands.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::Connection;
@@ -15,8 +18,10 @@ use uuid::Uuid;
 
 use crate::domain::activity::SyncState;
 use crate::domain::ids;
+use crate::service::duties::{Duty, DutyBoard};
 use crate::service::{Activities, Runs, Schedules, Services};
 use crate::store::StoreError;
+use crate::store::lease::DutyLease;
 use crate::temporal::translate::desired_schedule;
 
 /// `pg_try_advisory_xact_lock` key: "acp-reconcile".
@@ -25,6 +30,9 @@ pub const RECONCILE_LOCK_KEY: i64 = 0x0061_6370_7265_636f;
 /// How many synced schedules one pass re-reads from Temporal to find drift;
 /// with a 5 s cadence, 1000 activities are all checked every 100 s.
 pub const DRIFT_CHECKS_PER_PASS: usize = 50;
+
+/// Where a reconciler reads the time.
+pub type Clock = Arc<dyn Fn() -> chrono::DateTime<chrono::Utc> + Send + Sync>;
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PassReport {
@@ -45,6 +53,10 @@ pub struct Reconciler {
     activities: Activities,
     schedules: Schedules,
     runs: Runs,
+    duties: DutyBoard,
+    /// The instant passes take for "now" (the wall clock, unless a test
+    /// drives it).
+    clock: Clock,
     /// When Temporal last answered a pass: the start of an outage found later.
     last_contact: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
 }
@@ -55,8 +67,16 @@ impl Reconciler {
             activities: services.activities.clone(),
             schedules: services.schedules.clone(),
             runs: services.runs.clone(),
+            duties: services.duties.clone(),
+            clock: Arc::new(chrono::Utc::now),
             last_contact: Default::default(),
         }
+    }
+
+    /// Passes read "now" from `clock` (tests drive a DST night with it).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Records whether Temporal answers, opening or closing an outage period.
@@ -156,7 +176,7 @@ impl Reconciler {
             report.backfills_dispatched = self.schedules.dispatch_pending_backfills().await;
             report.dst_extras_started = self
                 .schedules
-                .start_due_dst_extras(&candidates, chrono::Utc::now())
+                .start_due_dst_extras(&candidates, (self.clock)())
                 .await;
         }
         lock_tx.commit().await?;
@@ -225,17 +245,23 @@ impl Reconciler {
         deleted
     }
 
-    /// Runs passes at start-up and every `interval` until `shutdown` resolves.
+    /// Runs passes at start-up and every `interval` until `shutdown`
+    /// resolves, while this process holds the reconcile duty; otherwise it
+    /// stands by and takes the duty over when its holder goes.
     pub async fn run(self, interval: Duration, shutdown: impl Future<Output = ()>) {
+        let mut lease = DutyLease::new(self.activities.store().pool(), Duty::Reconcile.lease_key());
         tokio::pin!(shutdown);
         loop {
-            if let Err(err) = self.pass().await {
+            if self.duties.turn(Duty::Reconcile, &mut lease).await
+                && let Err(err) = self.pass().await
+            {
                 tracing::warn!(error = %err, "reconcile pass failed");
             }
             tokio::select! {
-                _ = &mut shutdown => return,
+                _ = &mut shutdown => break,
                 _ = tokio::time::sleep(interval) => {}
             }
         }
+        self.duties.leave(Duty::Reconcile, &mut lease).await;
     }
 }

@@ -7,6 +7,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::AppState;
+use crate::service::duties::{Duty, Role};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Health {
@@ -32,6 +33,61 @@ pub struct Readiness {
     pub status: String,
     pub postgres: DependencyCheck,
     pub temporal: DependencyCheck,
+    /// The background duties this process carries and its role in each
+    /// (a fleet needs one `leader` of each single duty somewhere).
+    pub duties: Vec<DutyState>,
+}
+
+/// A background duty this process carries.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DutyState {
+    pub duty: DutyName,
+    pub role: DutyRole,
+}
+
+/// A background duty (see the README's table of which subcommand carries which).
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DutyName {
+    Reconcile,
+    AlertEvaluation,
+    FlowRecovery,
+    NotificationHandOver,
+    EventDispatch,
+    BrokerConsumption,
+    TemporalWorker,
+}
+
+/// `leader`: holds a duty that must be single in the fleet and acts on it;
+/// `standby`: carries it and takes it over when the leader goes; `shared`:
+/// a duty every process that carries it performs, dividing the work.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DutyRole {
+    Leader,
+    Standby,
+    Shared,
+}
+
+impl From<(Duty, Role)> for DutyState {
+    fn from((duty, role): (Duty, Role)) -> Self {
+        Self {
+            duty: match duty {
+                Duty::Reconcile => DutyName::Reconcile,
+                Duty::AlertEvaluation => DutyName::AlertEvaluation,
+                Duty::FlowRecovery => DutyName::FlowRecovery,
+                Duty::NotificationHandOver => DutyName::NotificationHandOver,
+                Duty::EventDispatch => DutyName::EventDispatch,
+                Duty::BrokerConsumption => DutyName::BrokerConsumption,
+                Duty::TemporalWorker => DutyName::TemporalWorker,
+            },
+            role: match role {
+                Role::Leader => DutyRole::Leader,
+                Role::Standby => DutyRole::Standby,
+                Role::Shared => DutyRole::Shared,
+            },
+        }
+    }
 }
 
 /// Liveness: the process is serving.
@@ -56,7 +112,8 @@ fn check<E: std::fmt::Display>(result: Result<(), E>) -> DependencyCheck {
     }
 }
 
-/// Readiness: PostgreSQL and Temporal both answer. Says which one does not.
+/// Readiness: PostgreSQL and Temporal both answer. Says which one does not,
+/// and which background duties this process carries (its role in each).
 #[utoipa::path(get, path = "/readyz", tag = "health",
     responses(
         (status = 200, description = "Ready", body = Readiness),
@@ -68,6 +125,13 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readines
         status: String::new(),
         postgres: check(pg),
         temporal: check(temporal),
+        duties: state
+            .services
+            .duties
+            .snapshot()
+            .into_iter()
+            .map(DutyState::from)
+            .collect(),
     };
     let ready = readiness.postgres.status == "up" && readiness.temporal.status == "up";
     let status = if ready {

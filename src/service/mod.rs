@@ -7,6 +7,7 @@ pub mod activities;
 pub mod admission;
 pub mod alerts;
 mod dispatcher;
+pub mod duties;
 pub mod events;
 pub mod flow;
 mod group_commit;
@@ -99,6 +100,8 @@ pub struct Services {
     pub alerts: Alerts,
     pub notifications: Notifications,
     pub flow: FlowControl,
+    /// The background duties this process carries, and its role in each.
+    pub duties: duties::DutyBoard,
 }
 
 impl Services {
@@ -128,6 +131,7 @@ impl Services {
             ),
             events,
             activities,
+            duties: Default::default(),
         }
     }
 

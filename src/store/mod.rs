@@ -6,6 +6,7 @@ pub mod events;
 pub mod flow;
 pub mod ingest;
 pub mod keys;
+pub mod lease;
 pub mod notifications;
 pub mod outbox;
 pub mod retries;

@@ -43,6 +43,29 @@ impl ServeProcess {
         namespace: &str,
         env: &[(&str, &str)],
     ) -> Self {
+        let served = Self::spawn_command(subcommand, pool, temporal_address, namespace, env);
+        let http = reqwest::Client::new();
+        let url = format!("{}/healthz", served.base);
+        eventually(Duration::from_secs(60), || {
+            let (http, url) = (http.clone(), url.clone());
+            async move {
+                let ok = http.get(url).send().await.ok()?.status() == 200;
+                ok.then_some(())
+            }
+        })
+        .await;
+        served
+    }
+
+    /// `acp <command>` as its own process, not waiting for it (`worker`
+    /// serves no HTTP to wait on).
+    pub fn spawn_command(
+        subcommand: &str,
+        pool: &PgPool,
+        temporal_address: &str,
+        namespace: &str,
+        env: &[(&str, &str)],
+    ) -> Self {
         let port = free_port();
         let log_path = std::env::temp_dir().join(format!("acp-serve-{}.log", uuid::Uuid::new_v4()));
         let log = std::fs::File::create(&log_path).unwrap_or_else(|e| panic!("{e}"));
@@ -64,22 +87,17 @@ impl ServeProcess {
         let child = command
             .spawn()
             .unwrap_or_else(|e| panic!("spawn acp {subcommand}: {e}"));
-        let served = Self {
+        Self {
             child,
             base: format!("http://127.0.0.1:{port}"),
             log_path,
-        };
-        let http = reqwest::Client::new();
-        let url = format!("{}/healthz", served.base);
-        eventually(Duration::from_secs(60), || {
-            let (http, url) = (http.clone(), url.clone());
-            async move {
-                let ok = http.get(url).send().await.ok()?.status() == 200;
-                ok.then_some(())
-            }
-        })
-        .await;
-        served
+        }
+    }
+
+    /// kill -9: no shutdown, no goodbye to PostgreSQL or Temporal.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     pub fn sigterm(&self) {
