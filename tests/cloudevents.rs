@@ -54,7 +54,11 @@ fn encode(events: &Value) -> Vec<Value> {
 }
 
 async fn send(app: &TestApp, request: &Value) -> (u16, Value) {
-    let mut builder = app.http.post(app.url("/v1/events"));
+    send_to(app, "/v1/events", request).await
+}
+
+async fn send_to(app: &TestApp, path: &str, request: &Value) -> (u16, Value) {
+    let mut builder = app.http.post(app.url(path));
     for (name, value) in request["headers"].as_object().into_iter().flatten() {
         builder = builder.header(name.as_str(), value.as_str().unwrap_or_default());
     }
@@ -150,6 +154,34 @@ async fn the_sdks_three_http_modes_become_the_same_events(pool: PgPool) {
         assert_eq!(item["status"], 200, "{item}");
         assert_eq!(item["result"]["event_id"], ids[i]);
     }
+
+    // CloudEvents' own operation takes the same three modes: each event
+    // again, the same event (a duplicate).
+    for (i, request) in requests[..8].iter().enumerate() {
+        let (status, again) = send_to(&app, "/v1/cloudevents", request).await;
+        assert_eq!(status, 200, "request {i} on /v1/cloudevents: {again}");
+        assert_eq!(again["event_id"], ids[i / 2], "request {i}");
+    }
+    let (status, again) = send_to(&app, "/v1/cloudevents", &requests[8]).await;
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["items"].as_array().map(Vec::len), Some(4), "{again}");
+    // This API's own event JSON is not a CloudEvent: it goes to /v1/events.
+    let (status, problem) = json(
+        app.http
+            .post(app.url("/v1/cloudevents"))
+            .json(&json!({"event_type": "a.b", "source": "s", "payload": {}}))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+    .await;
+    assert_eq!(status, 415, "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("POST /v1/events")),
+        "{problem}"
+    );
 
     // The mapping, as documented.
     assert_eq!(ids[1], "ce:crm:evt-2");

@@ -415,8 +415,8 @@ async fn a_rolling_restart_under_a_burst_runs_every_event_once(pool: PgPool) {
     let start_api = || ServeProcess::start_command("api", &pool, &address, &namespace, &FLEET_ENV);
     let start_worker =
         || ServeProcess::spawn_command("worker", &pool, &address, &namespace, &FLEET_ENV);
-    let mut apis = vec![start_api().await, start_api().await];
-    let mut workers = vec![start_worker(), start_worker()];
+    let mut apis = [start_api().await, start_api().await];
+    let mut workers = [start_worker(), start_worker()];
     let http = reqwest::Client::new();
     let events_id = create_in(
         &http,

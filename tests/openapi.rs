@@ -86,3 +86,37 @@ fn every_operation_documents_its_errors_and_the_legacy_field_is_deprecated() {
     );
     assert!(schemas["Problem"]["properties"]["errors"].is_object());
 }
+
+/// Generators can use the document: every `$ref` resolves, every component
+/// is used, and the JSON event operation has one JSON body (CloudEvents'
+/// modes are an operation of their own).
+#[test]
+fn every_reference_resolves_and_every_component_is_used() {
+    let text = committed();
+    let spec: Value = serde_json::from_str(&text).unwrap_or_default();
+    let defined: std::collections::BTreeSet<String> = spec["components"]["schemas"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let mut referenced = std::collections::BTreeSet::new();
+    for piece in text.split("\"$ref\": \"").skip(1) {
+        let target = piece.split('"').next().unwrap_or_default();
+        let name = target
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("a $ref outside the schemas: {target}"));
+        referenced.insert(name.to_owned());
+    }
+    let dangling: Vec<&String> = referenced.difference(&defined).collect();
+    assert!(dangling.is_empty(), "unresolvable: {dangling:?}");
+    let unused: Vec<&String> = defined.difference(&referenced).collect();
+    assert!(unused.is_empty(), "unused components: {unused:?}");
+    let events = &spec["paths"]["/v1/events"]["post"]["requestBody"]["content"];
+    let types: Vec<&String> = events
+        .as_object()
+        .map(|m| m.keys().collect())
+        .unwrap_or_default();
+    assert_eq!(types, ["application/json"]);
+    let cloudevents = &spec["paths"]["/v1/cloudevents"]["post"]["requestBody"]["content"];
+    assert!(cloudevents["application/cloudevents+json"].is_object());
+    assert!(cloudevents["application/cloudevents-batch+json"].is_object());
+}

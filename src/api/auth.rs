@@ -69,10 +69,11 @@ impl ScopeTable {
 /// The routes whose handlers confirm the caller's key in the statement that
 /// serves them (see [`UnconfirmedKey`]): the busiest, where a lookup of its
 /// own would be a second round trip per request.
-const CONFIRMED_IN_STATEMENT: [(Method, &str); 3] = [
+const CONFIRMED_IN_STATEMENT: [(Method, &str); 4] = [
     (Method::GET, "/v1/runs"),
     (Method::GET, "/v1/activities/{id}/runs"),
     (Method::POST, "/v1/events"),
+    (Method::POST, "/v1/cloudevents"),
 ];
 
 fn confirmed_in_statement(method: &Method, route: &str) -> bool {

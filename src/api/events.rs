@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::AppState;
-use super::cloudevents::{BATCH, BatchResponse, CloudEventRequest, IngestBody};
+use super::cloudevents::{BATCH, BatchResponse, CloudEventRequest, IngestBody, STRUCTURED};
 use super::event_batch::ingest_batch;
 use super::extract::from_json_slice;
 use crate::auth::UnconfirmedKey;
@@ -199,17 +199,52 @@ pub(super) fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
     path = "/v1/events",
     security(("bearer" = ["events"])),
     tag = "events",
+    description = "Ingests one event of this API's JSON. CloudEvents (structured, binary and batch mode) have an operation of their own, `POST /v1/cloudevents`; this URL accepts them too, for producers configured with one URL.",
+    request_body(content = EventRequest, content_type = "application/json"),
+    params(
+        ("Idempotency-Key" = Option<String>, Header, description = "The event ID when the body has none", pattern = r"^[A-Za-z0-9_.:@+=-]{1,200}$"),
+        ("Prefer" = Option<String>, Header, description = "`wait=N` (N > 0): start the runs within the request and answer with their outcomes", example = "wait=10"),
+    ),
+    responses(
+        (status = 200, description = "Recorded; every dispatch had already started (or none matched)", body = IngestResponse),
+        (status = 202, description = "Recorded; dispatches marked `pending` start shortly", body = IngestResponse,
+         headers(("Preference-Applied" = String, description = "`wait` when the starts were made within the request"))),
+        (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The event ID was seen before with other content", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip_all)]
+pub async fn ingest_event(
+    State(state): State<AppState>,
+    key: Option<Extension<UnconfirmedKey>>,
+    headers: HeaderMap,
+    body: IngestBody,
+) -> ApiResult<Response> {
+    ingest(&state, key, &headers, body).await
+}
+
+/// CloudEvents 1.0 over HTTP, the three modes on one URL as the HTTP
+/// binding wants: structured (`application/cloudevents+json`), batch
+/// (`application/cloudevents-batch+json`) and binary (the `ce-*` headers
+/// carry the attributes, the body is the data in its own content type).
+#[utoipa::path(
+    post,
+    path = "/v1/cloudevents",
+    security(("bearer" = ["events"])),
+    tag = "events",
     request_body(
-        description = "An event as JSON, a CloudEvent in structured mode, a batch of them, or the data of a binary-mode CloudEvent (with its ce-* headers)",
+        description = "A CloudEvent in structured mode, a batch of them, or the data of a binary-mode CloudEvent (with its ce-* headers)",
         content(
-            (EventRequest = "application/json"),
             (CloudEventRequest = "application/cloudevents+json"),
             (Vec<CloudEventRequest> = "application/cloudevents-batch+json"),
-            (String = "text/plain"),
+            (Vec<u8> = "application/octet-stream"),
         )
     ),
     params(
-        ("Idempotency-Key" = Option<String>, Header, description = "The event ID when the body has none", pattern = r"^[A-Za-z0-9_.:@+=-]{1,200}$"),
         ("Prefer" = Option<String>, Header, description = "`wait=N` (N > 0): start the runs within the request and answer with their outcomes", example = "wait=10"),
         ("ce-specversion" = Option<String>, Header, description = "Binary mode: `1.0`; with it, the body is the event's data"),
         ("ce-id" = Option<String>, Header, description = "Binary mode: the CloudEvent's id"),
@@ -227,28 +262,42 @@ pub(super) fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
         (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The event ID was seen before with other content", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON, not a CloudEvent", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not a CloudEvent", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[tracing::instrument(skip_all)]
-pub async fn ingest_event(
+pub async fn ingest_cloudevent(
     State(state): State<AppState>,
     key: Option<Extension<UnconfirmedKey>>,
     headers: HeaderMap,
     body: IngestBody,
 ) -> ApiResult<Response> {
+    if let IngestBody::Native(_) = body {
+        return Err(ApiError::UnsupportedMediaType(format!(
+            "expected {STRUCTURED}, {BATCH}, or a binary-mode CloudEvent (ce-specversion and the other ce-* headers); this API's own event JSON goes to POST /v1/events"
+        )));
+    }
+    ingest(&state, key, &headers, body).await
+}
+
+async fn ingest(
+    state: &AppState,
+    key: Option<Extension<UnconfirmedKey>>,
+    headers: &HeaderMap,
+    body: IngestBody,
+) -> ApiResult<Response> {
     let key = key.as_ref().map(|Extension(k)| k);
-    let wait = prefers_wait(&headers)?;
+    let wait = prefers_wait(headers)?;
     let event = match body {
-        IngestBody::Native(bytes) => parse_event(from_json_slice(&bytes)?, &headers)?,
+        IngestBody::Native(bytes) => parse_event(from_json_slice(&bytes)?, headers)?,
         IngestBody::One(event) => event,
         IngestBody::Batch(items) => {
-            return Ok(ingest_batch(&state, items, wait, BATCH, key).await);
+            return Ok(ingest_batch(state, items, wait, BATCH, key).await);
         }
     };
-    let (status, body) = ingest_one(&state, event, wait, key).await?;
+    let (status, body) = ingest_one(state, event, wait, key).await?;
     let mut response = (status, Json(body)).into_response();
     if wait {
         response.headers_mut().insert(

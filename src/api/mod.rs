@@ -85,6 +85,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(run_bulk::cancel_activity_runs))
         .routes(routes!(events::ingest_event, event_history::list_events))
         .routes(routes!(event_batch::ingest_events_batch))
+        .routes(routes!(events::ingest_cloudevent))
         .routes(routes!(event_history::get_event))
         .routes(routes!(sources::create_source, sources::list_sources))
         .routes(routes!(

@@ -19,7 +19,13 @@ use utoipa::OpenApi;
         (name = "subscriptions", description = "Signed CloudEvents notifications of runs and alerts (scope `admin`)"),
         (name = "keys", description = "API keys (scope `admin`)"),
         (name = "health", description = "Liveness, readiness and metrics (no key needed)"),
-    )
+    ),
+    // A source's `config` refers to these by name (its schema depends on
+    // the source's kind), so they are listed here rather than found.
+    components(schemas(
+        crate::domain::source::NatsConfig,
+        crate::domain::source::RabbitmqConfig
+    ))
 )]
 pub struct ApiDoc;
 
@@ -38,7 +44,35 @@ pub fn document() -> utoipa::openapi::OpenApi {
     let (_, mut doc) = super::router().split_for_parts();
     secure(&mut doc);
     optional_bodies(&mut doc);
+    named_page_items(&mut doc);
     doc
+}
+
+/// A page's items refer to their component (`Page_RunResponse` to
+/// `RunResponse`) instead of repeating it inline: one schema per type for
+/// client generators, and no component left unused.
+fn named_page_items(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::schema::{ArrayItems, Schema};
+    use utoipa::openapi::{Ref, RefOr};
+
+    let Some(components) = doc.components.as_mut() else {
+        return;
+    };
+    let names: std::collections::HashSet<String> = components.schemas.keys().cloned().collect();
+    for (name, schema) in components.schemas.iter_mut() {
+        let Some(item) = name.strip_prefix("Page_") else {
+            continue;
+        };
+        if !names.contains(item) {
+            continue;
+        }
+        if let RefOr::T(Schema::Object(page)) = schema
+            && let Some(RefOr::T(Schema::Array(items))) = page.properties.get_mut("items")
+        {
+            items.items =
+                ArrayItems::RefOrSchema(Box::new(RefOr::Ref(Ref::from_schema_name(item))));
+        }
+    }
 }
 
 /// An optional body (`Option<T>` in a handler) is declared as what it is: a
