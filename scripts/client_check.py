@@ -48,7 +48,34 @@ def main() -> int:
     fetched = get_activity.sync_detailed(id=activity_id, client=client)
     expect(fetched.status_code == 200, f"get: {fetched.status_code}")
     expect(str(fetched.parsed.schedule.sync_state) in ("synced", "SyncState.SYNCED"), f"get: {fetched.content!r}")
-    print("generated client: create, pause and resume without a body, pause with a note, get: ok")
+
+    # A backend service posting events: one, then a batch.
+    from acp_client.api.events import ingest_event, ingest_events_batch
+    from acp_client.models import EventBatchRequest, EventRequest
+
+    one = ingest_event.sync_detailed(
+        client=client,
+        body=EventRequest.from_dict(
+            {"event_id": "client-check-1", "event_type": "client.checked", "source": "client_check", "payload": {"n": 1}}
+        ),
+    )
+    expect(one.status_code in (200, 202), f"ingest: {one.status_code} {one.content!r}")
+    expect(one.parsed.event_id == "client-check-1", f"ingest: {one.content!r}")
+    batch = ingest_events_batch.sync_detailed(
+        client=client,
+        body=EventBatchRequest.from_dict(
+            {
+                "events": [
+                    {"event_id": f"client-check-b{i}", "event_type": "client.checked", "source": "client_check", "payload": {"n": i}}
+                    for i in range(3)
+                ]
+            }
+        ),
+    )
+    expect(batch.status_code == 200, f"batch: {batch.status_code} {batch.content!r}")
+    statuses = [item.status for item in batch.parsed.items]
+    expect(statuses == [200, 200, 200], f"batch: {batch.content!r}")
+    print("generated client: create, pause and resume without a body, pause with a note, get, one event, a batch: ok")
     return 0
 
 

@@ -58,6 +58,13 @@ pub struct CloudEventRequest {
     data_base64: Option<String>,
 }
 
+/// The data of a binary-mode CloudEvent, in whatever content type it has
+/// (the `ce-*` headers carry the attributes).
+#[derive(ToSchema)]
+#[schema(value_type = String, format = Binary)]
+#[allow(dead_code)]
+pub struct CloudEventData(Vec<u8>);
+
 /// The outcome of one event of a batch: `result` when `status` is 200 or
 /// 202, `problem` otherwise.
 #[derive(Debug, Serialize, ToSchema)]

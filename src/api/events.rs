@@ -10,7 +10,9 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::AppState;
-use super::cloudevents::{BATCH, BatchResponse, CloudEventRequest, IngestBody, STRUCTURED};
+use super::cloudevents::{
+    BATCH, BatchResponse, CloudEventData, CloudEventRequest, IngestBody, STRUCTURED,
+};
 use super::event_batch::ingest_batch;
 use super::extract::from_json_slice;
 use crate::auth::UnconfirmedKey;
@@ -241,7 +243,7 @@ pub async fn ingest_event(
         content(
             (CloudEventRequest = "application/cloudevents+json"),
             (Vec<CloudEventRequest> = "application/cloudevents-batch+json"),
-            (Vec<u8> = "application/octet-stream"),
+            (CloudEventData = "application/octet-stream"),
         )
     ),
     params(

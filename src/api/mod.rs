@@ -25,6 +25,7 @@ pub mod run_control;
 pub mod runs;
 pub mod schedule;
 pub mod sources;
+pub mod stats;
 pub mod subscriptions;
 pub mod trigger_model;
 
@@ -79,6 +80,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::list_activity_runs))
         .routes(routes!(runs::list_runs))
         .routes(routes!(runs::get_run))
+        .routes(routes!(stats::run_stats))
         .routes(routes!(run_control::cancel_run))
         .routes(routes!(run_control::retry_run))
         .routes(routes!(run_bulk::retry_activity_runs))

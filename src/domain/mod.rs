@@ -72,6 +72,7 @@ pub mod resume;
 pub mod retry;
 pub mod run;
 pub mod source;
+pub mod stats;
 pub mod task;
 pub mod timeline;
 pub mod trigger;

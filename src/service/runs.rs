@@ -91,3 +91,35 @@ impl Runs {
         found(self.runs.get_run(run_id).await, "run")
     }
 }
+
+impl Runs {
+    /// Runs of `window` per bucket and status (every bucket, empty ones
+    /// zero), with duration percentiles. An unknown activity is not found.
+    pub async fn stats(
+        &self,
+        window: &crate::domain::stats::StatsWindow,
+        filter: &crate::store::run_stats::StatsFilter,
+    ) -> Result<Vec<crate::store::run_stats::BucketCounts>> {
+        if let Some(id) = filter.activity_id {
+            // A deleted activity's history still counts.
+            self.activities.get_any(id).await?;
+        }
+        let mut found = self
+            .runs
+            .run_stats(window, filter)
+            .await?
+            .into_iter()
+            .peekable();
+        let mut out = Vec::new();
+        for start in window.starts() {
+            match found.peek() {
+                Some(b) if b.start == Some(start) => out.extend(found.next()),
+                _ => out.push(crate::store::run_stats::BucketCounts {
+                    start: Some(start),
+                    ..Default::default()
+                }),
+            }
+        }
+        Ok(out)
+    }
+}

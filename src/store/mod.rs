@@ -11,6 +11,7 @@ pub mod notifications;
 pub mod outbox;
 pub mod retries;
 pub mod run_history;
+pub mod run_stats;
 pub mod runs;
 pub mod skipped_spans;
 pub mod sources;

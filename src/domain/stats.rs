@@ -1,0 +1,203 @@
+//! Run statistics (issue 28): which buckets a window of time is cut into.
+//! Pure: the window is checked and cut here, counted by the store.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::FieldError;
+
+/// The most buckets one answer holds (e.g. 41 days of hours).
+pub const MAX_BUCKETS: i64 = 1000;
+
+/// How long one bucket is. Buckets are aligned to UTC: hours on the hour,
+/// days at midnight UTC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bucket {
+    Hour,
+    Day,
+}
+
+impl Bucket {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "PT1H" => Ok(Self::Hour),
+            "P1D" => Ok(Self::Day),
+            other => Err(format!("`{other}` is not a bucket: use PT1H or P1D")),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hour => "PT1H",
+            Self::Day => "P1D",
+        }
+    }
+
+    pub fn seconds(self) -> i64 {
+        match self {
+            Self::Hour => 3600,
+            Self::Day => 86_400,
+        }
+    }
+
+    /// The start of the bucket holding `t`.
+    pub fn floor(self, t: DateTime<Utc>) -> DateTime<Utc> {
+        let s = self.seconds();
+        let secs = t.timestamp().div_euclid(s) * s;
+        DateTime::from_timestamp(secs, 0).unwrap_or(t)
+    }
+}
+
+/// A checked window: `[from, to)` widened to whole buckets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatsWindow {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub bucket: Bucket,
+}
+
+impl StatsWindow {
+    /// `from` defaults to 24 hours before `to`, `to` to `now`; the window is
+    /// widened to whole buckets and holds at most [`MAX_BUCKETS`].
+    pub fn new(
+        from: Option<DateTime<Utc>>,
+        to: Option<DateTime<Utc>>,
+        bucket: Bucket,
+        now: DateTime<Utc>,
+    ) -> Result<Self, FieldError> {
+        let to = to.unwrap_or(now);
+        let from = from.unwrap_or(to - Duration::hours(24));
+        if from >= to {
+            return Err(FieldError::new("from", "must be before `to`"));
+        }
+        let start = bucket.floor(from);
+        let mut end = bucket.floor(to);
+        if end < to {
+            end += Duration::seconds(bucket.seconds());
+        }
+        let count = (end - start).num_seconds() / bucket.seconds();
+        if count > MAX_BUCKETS {
+            return Err(FieldError::new(
+                "from",
+                format!(
+                    "the window holds {count} buckets of {}; at most {MAX_BUCKETS}",
+                    bucket.as_str()
+                ),
+            ));
+        }
+        Ok(Self {
+            from: start,
+            to: end,
+            bucket,
+        })
+    }
+
+    /// Every bucket's start, in order.
+    pub fn starts(&self) -> Vec<DateTime<Utc>> {
+        let step = Duration::seconds(self.bucket.seconds());
+        let mut out = Vec::new();
+        let mut t = self.from;
+        while t < self.to {
+            out.push(t);
+            t += step;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn utc(s: &str) -> DateTime<Utc> {
+        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    /// `from`, `to`, the bucket, and the window with its bucket count, or
+    /// the field refused.
+    type Case = (
+        Option<&'static str>,
+        Option<&'static str>,
+        Bucket,
+        Result<(&'static str, &'static str, usize), &'static str>,
+    );
+
+    #[test]
+    fn windows_are_whole_buckets_and_bounded() {
+        let now = utc("2026-12-06T10:20:00Z");
+        let cases: [Case; 7] = [
+            // Defaults: the last 24 hours, widened to whole hours: 25 buckets.
+            (
+                None,
+                None,
+                Bucket::Hour,
+                Ok(("2026-12-05T10:00:00Z", "2026-12-06T11:00:00Z", 25)),
+            ),
+            (
+                Some("2026-12-01T00:00:00Z"),
+                Some("2026-12-02T00:00:00Z"),
+                Bucket::Hour,
+                Ok(("2026-12-01T00:00:00Z", "2026-12-02T00:00:00Z", 24)),
+            ),
+            (
+                Some("2026-12-01T05:00:00Z"),
+                Some("2026-12-03T01:00:00Z"),
+                Bucket::Day,
+                Ok(("2026-12-01T00:00:00Z", "2026-12-04T00:00:00Z", 3)),
+            ),
+            (
+                Some("2026-12-02T00:00:00Z"),
+                Some("2026-12-01T00:00:00Z"),
+                Bucket::Hour,
+                Err("from"),
+            ),
+            (
+                Some("2026-12-01T00:00:00Z"),
+                Some("2026-12-01T00:00:00Z"),
+                Bucket::Day,
+                Err("from"),
+            ),
+            // 1000 hours fit, 1001 do not.
+            (
+                Some("2026-10-01T00:00:00Z"),
+                Some("2026-11-11T16:00:00Z"),
+                Bucket::Hour,
+                Ok(("2026-10-01T00:00:00Z", "2026-11-11T16:00:00Z", 1000)),
+            ),
+            (
+                Some("2026-10-01T00:00:00Z"),
+                Some("2026-11-11T16:00:01Z"),
+                Bucket::Hour,
+                Err("from"),
+            ),
+        ];
+        for (from, to, bucket, expected) in cases {
+            let got = StatsWindow::new(from.map(utc), to.map(utc), bucket, now);
+            match (got, expected) {
+                (Ok(w), Ok((f, t, n))) => {
+                    assert_eq!(
+                        (w.from, w.to, w.starts().len()),
+                        (utc(f), utc(t), n),
+                        "{from:?} {to:?}"
+                    );
+                }
+                (Err(e), Err(field)) => assert_eq!(e.field, field),
+                (got, expected) => panic!("{from:?} {to:?}: {got:?} vs {expected:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn buckets_parse_and_floor_in_utc() {
+        assert_eq!(Bucket::parse("PT1H"), Ok(Bucket::Hour));
+        assert_eq!(Bucket::parse("P1D"), Ok(Bucket::Day));
+        assert!(Bucket::parse("PT5M").is_err());
+        assert_eq!(
+            Bucket::Day.floor(utc("2026-12-06T23:59:59Z")),
+            utc("2026-12-06T00:00:00Z")
+        );
+        assert_eq!(
+            Bucket::Hour.floor(utc("1969-12-31T23:30:00Z")),
+            utc("1969-12-31T23:00:00Z")
+        );
+    }
+}
