@@ -45,11 +45,18 @@ pub enum Service {
 
 pub fn build_state(settings: &Settings) -> anyhow::Result<AppState> {
     let pool = store::lazy_pool(&settings.database_url, settings.db_max_connections)?;
-    Ok(AppState::new(
-        pool,
+    let mut state = AppState::new(
+        pool.clone(),
         Arc::new(TemporalGateway::new(settings.temporal())),
         &settings.task_queue,
-    ))
+    );
+    if let Some(services) = Arc::get_mut(&mut state.services) {
+        services.changes = crate::service::changes::ChangeFeed::new(
+            store::changes::ChangeStore::new(pool),
+            settings.stream_buffer,
+        );
+    }
+    Ok(state)
 }
 
 async fn openapi_json() -> Response {
@@ -115,6 +122,7 @@ pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
             keys: state.keys.clone(),
             table: Arc::new(api::auth::ScopeTable::from_document(&document)),
             known: Default::default(),
+            stream_tokens: state.services.changes.store().clone(),
         }
     } else {
         api::auth::Auth::Disabled
@@ -322,6 +330,25 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
         let shutdown = stopped();
         tasks.spawn(async move {
             dispatcher.run_dispatcher(interval, shutdown).await;
+            Ok(())
+        });
+    }
+    if matches!(command, Service::Serve | Service::Api) {
+        // The change stream: one process numbers committed changes (a
+        // single duty), every API process fans the log out to its streams,
+        // which end when the process stops.
+        let feed = state.services.changes.clone();
+        let board = duties.clone();
+        let interval = settings.reconcile_interval();
+        let shutdown = stopped();
+        tasks.spawn(async move {
+            feed.run_sequencer(board, interval, shutdown).await;
+            Ok(())
+        });
+        let feed = state.services.changes.clone();
+        let shutdown = stopped();
+        tasks.spawn(async move {
+            feed.run_fanout(shutdown).await;
             Ok(())
         });
     }

@@ -64,6 +64,11 @@ pub struct Settings {
     #[arg(long, env = "ACP_PROBE_LISTEN", global = true)]
     pub probe_listen: Option<SocketAddr>,
 
+    /// How many changes a stream (`GET /v1/stream`) may fall behind before
+    /// it is sent `resync` and closed.
+    #[arg(long, env = "ACP_STREAM_BUFFER", default_value_t = crate::service::DEFAULT_STREAM_BUFFER, global = true)]
+    pub stream_buffer: usize,
+
     /// Task queue of the launcher and run workflows.
     #[arg(
         long,

@@ -42,6 +42,9 @@ pub enum ApiError {
     PreconditionFailed { current_version: i64 },
     #[error("conflict: {0}")]
     Conflict(String),
+    /// What was asked for existed once and is no longer kept.
+    #[error("gone: {0}")]
+    Gone(String),
     /// A known event ID arrived with other content.
     #[error("conflicting re-delivery of event {}", .0.event_id)]
     EventConflict(service::EventConflict),
@@ -97,6 +100,7 @@ impl ApiError {
                 "The resource has changed",
             ),
             Self::Conflict(_) => (StatusCode::CONFLICT, "conflict", "Conflict"),
+            Self::Gone(_) => (StatusCode::GONE, "gone", "No longer kept"),
             Self::EventConflict(_) => (
                 StatusCode::CONFLICT,
                 "event-conflict",
@@ -167,6 +171,10 @@ impl ApiError {
                 )],
             ),
             Self::Conflict(detail) => (Some(detail.clone()), vec![]),
+            Self::Gone(detail) => (
+                Some(detail.clone()),
+                vec![FieldError::new("Last-Event-ID", detail.clone())],
+            ),
             Self::EventConflict(conflict) => (
                 Some(format!(
                     "event `{}` was first seen at {} with other content; the first content stands (differs: {})",

@@ -244,7 +244,7 @@ pub static DUTY_LEADER: LazyLock<IntGaugeVec> = LazyLock::new(|| {
         Opts::new(
             "acp_duty_leader",
             "1 while this process holds a duty that must be single in the fleet \
-             (reconcile, alert_evaluation), 0 while it stands by for it",
+             (reconcile, alert_evaluation, change_sequencer), 0 while it stands by for it",
         ),
         &["duty"],
     )

@@ -14,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use crate::auth::{self, KeyFacts, Scope, UnconfirmedKey};
 use crate::error::ApiError;
 use crate::store::KeyStore;
+use crate::store::changes::ChangeStore;
 use crate::store::keys::Rejection;
 
 /// The security scheme's name in the OpenAPI document.
@@ -116,8 +117,22 @@ pub enum Auth {
         keys: KeyStore,
         table: Arc<ScopeTable>,
         known: Arc<KnownKeys>,
+        /// Where stream tokens are looked up (`GET /v1/stream` only).
+        stream_tokens: ChangeStore,
     },
     Disabled,
+}
+
+/// The one route that takes a stream token (as `?token=`) instead of an
+/// `Authorization` header.
+const STREAM_ROUTE: &str = "/v1/stream";
+
+/// The `token` query parameter, if the request has one.
+fn stream_token(request: &Request) -> Option<String> {
+    let query = request.uri().query()?;
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(name, _)| name == "token")
+        .map(|(_, value)| value.into_owned())
 }
 
 fn bearer(request: &Request) -> Result<&str, ApiError> {
@@ -161,7 +176,13 @@ fn refused(rejection: Rejection) -> Response {
 /// to that statement; whatever the handler did not confirm is confirmed
 /// here once it ends, and refused if it was revoked.
 pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: Next) -> Response {
-    let Auth::Keys { keys, table, known } = auth else {
+    let Auth::Keys {
+        keys,
+        table,
+        known,
+        stream_tokens,
+    } = auth
+    else {
         return next.run(request).await;
     };
     let route = request
@@ -172,6 +193,30 @@ pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: N
     let Some(needed) = table.needed(request.method(), &route) else {
         return next.run(request).await;
     };
+    // A browser's EventSource cannot send a header: the stream takes a
+    // short-lived stream token instead, bound to a key that must be live.
+    if route == STREAM_ROUTE
+        && request.headers().get(header::AUTHORIZATION).is_none()
+        && let Some(token) = stream_token(&request)
+    {
+        return match stream_tokens.stream_token_key(&token).await {
+            Ok(Some((id, scope))) if scope.grants(needed) => {
+                tracing::Span::current().record("key_id", tracing::field::display(id));
+                request.extensions_mut().insert(CallerKey(id));
+                next.run(request).await
+            }
+            Ok(Some((_, scope))) => ApiError::Forbidden {
+                needed,
+                have: scope,
+            }
+            .into_response(),
+            Ok(None) => ApiError::Unauthorized(
+                "the stream token is unknown, expired, or its API key was revoked",
+            )
+            .into_response(),
+            Err(err) => ApiError::from(err).into_response(),
+        };
+    }
     let token = match bearer(&request) {
         Ok(token) => token,
         Err(err) => return err.into_response(),

@@ -56,6 +56,7 @@ pub enum DutyName {
     EventDispatch,
     BrokerConsumption,
     TemporalWorker,
+    ChangeSequencer,
 }
 
 /// `leader`: holds a duty that must be single in the fleet and acts on it;
@@ -80,6 +81,7 @@ impl From<(Duty, Role)> for DutyState {
                 Duty::EventDispatch => DutyName::EventDispatch,
                 Duty::BrokerConsumption => DutyName::BrokerConsumption,
                 Duty::TemporalWorker => DutyName::TemporalWorker,
+                Duty::ChangeSequencer => DutyName::ChangeSequencer,
             },
             role: match role {
                 Role::Leader => DutyRole::Leader,

@@ -26,6 +26,7 @@ pub mod runs;
 pub mod schedule;
 pub mod sources;
 pub mod stats;
+pub mod stream;
 pub mod subscriptions;
 pub mod trigger_model;
 
@@ -81,6 +82,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::list_runs))
         .routes(routes!(runs::get_run))
         .routes(routes!(stats::run_stats))
+        .routes(routes!(stream::stream))
+        .routes(routes!(stream::create_stream_token))
         .routes(routes!(run_control::cancel_run))
         .routes(routes!(run_control::retry_run))
         .routes(routes!(run_bulk::retry_activity_runs))

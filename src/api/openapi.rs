@@ -17,6 +17,7 @@ use utoipa::OpenApi;
         (name = "sources", description = "Brokers (NATS JetStream, RabbitMQ) consumed for events (scope `admin`)"),
         (name = "alerts", description = "Broken expectations of activities: missed starts, stuck runs, failure streaks, missed fires"),
         (name = "subscriptions", description = "Signed CloudEvents notifications of runs and alerts (scope `admin`)"),
+        (name = "stream", description = "Every change as Server-Sent Events, resumable from the change log"),
         (name = "keys", description = "API keys (scope `admin`)"),
         (name = "health", description = "Liveness, readiness and metrics (no key needed)"),
     ),

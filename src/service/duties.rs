@@ -3,7 +3,7 @@
 //! process of the fleet reconciles.
 //!
 //! A duty that must be single in the fleet (reconciliation, alert
-//! evaluation) runs in every process that carries it, but acts only while
+//! evaluation, the change sequencer) runs in every process that carries it, but acts only while
 //! that process holds its [`DutyLease`]; the others stand by and take over
 //! within one interval of the holder's death. Shared duties (event
 //! dispatch, broker consumption, ...) divide their work by row leases and
@@ -32,10 +32,13 @@ pub enum Duty {
     BrokerConsumption,
     /// Workflows and activities executed from the task queue. Shared.
     TemporalWorker,
+    /// Committed changes numbered into the change log (the stream's order).
+    /// Single.
+    ChangeSequencer,
 }
 
 impl Duty {
-    pub const ALL: [Duty; 7] = [
+    pub const ALL: [Duty; 8] = [
         Duty::Reconcile,
         Duty::AlertEvaluation,
         Duty::FlowRecovery,
@@ -43,6 +46,7 @@ impl Duty {
         Duty::EventDispatch,
         Duty::BrokerConsumption,
         Duty::TemporalWorker,
+        Duty::ChangeSequencer,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -54,12 +58,16 @@ impl Duty {
             Duty::EventDispatch => "event_dispatch",
             Duty::BrokerConsumption => "broker_consumption",
             Duty::TemporalWorker => "temporal_worker",
+            Duty::ChangeSequencer => "change_sequencer",
         }
     }
 
     /// Whether the fleet must have exactly one active instance.
     pub fn is_single(self) -> bool {
-        matches!(self, Duty::Reconcile | Duty::AlertEvaluation)
+        matches!(
+            self,
+            Duty::Reconcile | Duty::AlertEvaluation | Duty::ChangeSequencer
+        )
     }
 
     /// The session advisory lock whose holder leads a single duty. Not the
@@ -163,6 +171,9 @@ mod tests {
             .filter(|d| d.is_single())
             .map(|d| d.as_str())
             .collect();
-        assert_eq!(singles, ["reconcile", "alert_evaluation"]);
+        assert_eq!(
+            singles,
+            ["reconcile", "alert_evaluation", "change_sequencer"]
+        );
     }
 }

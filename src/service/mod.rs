@@ -6,6 +6,7 @@
 pub mod activities;
 pub mod admission;
 pub mod alerts;
+pub mod changes;
 mod dispatcher;
 pub mod duties;
 pub mod events;
@@ -89,6 +90,9 @@ pub fn found<T>(result: StoreResult<T>, what: &'static str) -> Result<T> {
     })
 }
 
+/// How many changes a stream may fall behind before it must resync.
+pub const DEFAULT_STREAM_BUFFER: usize = 4096;
+
 /// Every use case, wired to one pool, one gateway and one task queue.
 #[derive(Clone)]
 pub struct Services {
@@ -102,6 +106,8 @@ pub struct Services {
     pub flow: FlowControl,
     /// The background duties this process carries, and its role in each.
     pub duties: duties::DutyBoard,
+    /// The change stream: its log, its live feed, its tokens.
+    pub changes: changes::ChangeFeed,
 }
 
 impl Services {
@@ -125,13 +131,17 @@ impl Services {
             sources: Sources::new(SourceStore::new(pool.clone()), events.clone()),
             alerts: Alerts::new(AlertStore::new(pool.clone()), activities.store().clone()),
             notifications: Notifications::new(
-                NotificationStore::new(pool),
+                NotificationStore::new(pool.clone()),
                 gateway.clone(),
                 task_queue.clone(),
             ),
             events,
             activities,
             duties: Default::default(),
+            changes: changes::ChangeFeed::new(
+                crate::store::changes::ChangeStore::new(pool),
+                DEFAULT_STREAM_BUFFER,
+            ),
         }
     }
 

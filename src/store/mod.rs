@@ -2,6 +2,7 @@
 
 pub mod activities;
 pub mod alerts;
+pub mod changes;
 pub mod events;
 pub mod flow;
 pub mod ingest;

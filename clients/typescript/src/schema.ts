@@ -653,6 +653,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every change, as Server-Sent Events.
+         * @description Every change of runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.
+         */
+        get: operations["stream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stream/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A short-lived, read-only token for `GET /v1/stream`, bound to the key
+         *     that asks: refused once it expires (5 minutes) or that key is revoked.
+         */
+        post: operations["create_stream_token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions": {
         parameters: {
             query?: never;
@@ -1027,6 +1067,34 @@ export interface components {
             requested_by?: string | null;
         };
         /**
+         * @description The `data:` of every stream event (its `id:` is `seq`, its `event:` is
+         *     `kind`). A `resync` event instead means the client fell too far behind:
+         *     it must reload what it shows, then reconnect without `Last-Event-ID`.
+         */
+        ChangeEvent: {
+            /** Format: uuid */
+            activity_id?: string | null;
+            /**
+             * Format: date-time
+             * @description When the change was made.
+             */
+            at: string;
+            /**
+             * @description The changed thing's facts after the change (and, for a status, the
+             *     one before).
+             */
+            data: Record<string, unknown>;
+            /** @example run.status_changed */
+            kind: string;
+            /**
+             * Format: int64
+             * @description Position in the change log: strictly increasing, in commit order.
+             */
+            seq: number;
+            /** @description What changed: a run ID, an activity ID, an alert ID or an event ID. */
+            subject: string;
+        };
+        /**
          * Format: binary
          * @description The data of a binary-mode CloudEvent, in whatever content type it has
          *     (the `ce-*` headers carry the attributes).
@@ -1223,7 +1291,7 @@ export interface components {
          * @description A background duty (see the README's table of which subcommand carries which).
          * @enum {string}
          */
-        DutyName: "reconcile" | "alert_evaluation" | "flow_recovery" | "notification_hand_over" | "event_dispatch" | "broker_consumption" | "temporal_worker";
+        DutyName: "reconcile" | "alert_evaluation" | "flow_recovery" | "notification_hand_over" | "event_dispatch" | "broker_consumption" | "temporal_worker" | "change_sequencer";
         /**
          * @description `leader`: holds a duty that must be single in the fleet and acts on it;
          *     `standby`: carries it and takes it over when the leader goes; `shared`:
@@ -2132,6 +2200,13 @@ export interface components {
          * @enum {string}
          */
         StartOutcome: "started" | "duplicate";
+        /** @description A stream token, shown once. */
+        StreamTokenResponse: {
+            /** Format: date-time */
+            expires_at: string;
+            /** @description Pass it as `token` to `GET /v1/stream`; it works nowhere else. */
+            token: string;
+        };
         /**
          * @description A subscription: notifications of the chosen types are POSTed to `url`
          *     as CloudEvents 1.0 structured JSON (`application/cloudevents+json`),
@@ -5721,6 +5796,150 @@ export interface operations {
             };
             /** @description No such activity */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    stream: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Replay the changes after this sequence number, then go live (the
+                 *     `Last-Event-ID` header does the same and wins). Without either, the
+                 *     stream starts with the next change.
+                 */
+                since?: number;
+                /** @description Only this activity's changes. */
+                activity_id?: string;
+                /**
+                 * @description Comma-separated kinds (`run.created`) or families (`run`, `activity`,
+                 *     `alert`, `event`); every kind when absent.
+                 */
+                kinds?: string;
+                /**
+                 * @description A stream token from `POST /v1/stream/tokens`, for clients that cannot
+                 *     send an `Authorization` header (a browser's `EventSource`). Never an
+                 *     API key: keys do not travel in URLs.
+                 */
+                token?: string;
+            };
+            header?: {
+                /** @description The last `id:` received: replay after it */
+                "Last-Event-ID"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ChangeEvent"];
+                };
+            };
+            /** @description Bad parameter (named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The changes after `since` were pruned from the log: reload, then connect without it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_stream_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamTokenResponse"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication is disabled: the stream needs no token */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

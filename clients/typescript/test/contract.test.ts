@@ -228,6 +228,13 @@ const contract: Middleware = {
 
         const responses = obj(op.op["responses"]);
         const declared = responses[String(response.status)] ?? responses["default"];
+        // An event stream never ends: its events are checked by the test
+        // that reads them, here only that it is declared.
+        if (mediaType(response.headers.get("content-type")) === "text/event-stream") {
+            assert.ok(declared !== undefined, `${key} answered ${response.status}, which the document does not declare`);
+            assert.ok(obj(obj(declared)["content"])["text/event-stream"] !== undefined, `${key}: text/event-stream not declared`);
+            return undefined;
+        }
         const body = await response.clone().text();
         if (declared === undefined) {
             assert.fail(
@@ -892,6 +899,61 @@ describe("activity-control-plane through the generated TypeScript client", () =>
         }
         const bad = problem(await acp.GET("/v1/stats/runs", { params: { query: { bucket: "PT5M" } } }), 400);
         assert.ok(JSON.stringify(bad).includes("bucket"));
+    });
+
+    it("stream: a token, live changes, a reconnect with Last-Event-ID", async () => {
+        const token = ok(await acp.POST("/v1/stream/tokens"), 201);
+        assert.match(token.token, /^acps_[0-9a-f]{64}$/);
+        // The token opens the stream without a header, and nothing else.
+        problem(await client(token.token).GET("/v1/runs", {}), 401);
+
+        /** Reads `count` events of a stream, then closes it. */
+        async function read(answer: { response: Response }, count: number): Promise<{ id: number; kind: string; data: Schemas["ChangeEvent"] }[]> {
+            assert.equal(answer.response.status, 200);
+            assert.equal(mediaType(answer.response.headers.get("content-type")), "text/event-stream");
+            const reader = answer.response.body!.pipeThrough(new TextDecoderStream()).getReader();
+            const events: { id: number; kind: string; data: Schemas["ChangeEvent"] }[] = [];
+            let text = "";
+            while (events.length < count) {
+                const { value, done } = await reader.read();
+                if (done) break;
+                text += value;
+                let end: number;
+                while ((end = text.indexOf("\n\n")) >= 0) {
+                    const block = text.slice(0, end);
+                    text = text.slice(end + 2);
+                    const field = (name: string) =>
+                        block.split("\n").find((l) => l.startsWith(`${name}:`))?.slice(name.length + 1).trim();
+                    const data = field("data");
+                    if (data !== undefined) {
+                        events.push({ id: Number(field("id")), kind: field("event") ?? "", data: JSON.parse(data) });
+                    }
+                }
+            }
+            await reader.cancel();
+            return events;
+        }
+        const anonymous = client();
+        const first = await read(
+            await anonymous.GET("/v1/stream", { params: { query: { since: 0, token: token.token } }, parseAs: "stream" }),
+            3,
+        );
+        const [a, b, c] = first;
+        assert.ok(a !== undefined && b !== undefined && c !== undefined, "three events");
+        assert.deepEqual(first.map((e) => e.id), first.map((e) => e.data.seq));
+        assert.ok(a.id < b.id && b.id < c.id);
+        // Resume after the second: the third comes again, nothing before it.
+        const again = await read(
+            await acp.GET("/v1/stream", {
+                params: { header: { "Last-Event-ID": String(b.id) }, query: { kinds: "activity,run" } },
+                parseAs: "stream",
+            }),
+            1,
+        );
+        const next = again[0];
+        assert.ok(next !== undefined && next.id > b.id);
+        assert.ok(next.kind.startsWith("activity.") || next.kind.startsWith("run."));
+        problem(await acp.GET("/v1/stream", { params: { query: { kinds: "weather" } }, parseAs: "stream" }), 400);
     });
 
     it("alerts: list, and a 404 for an unknown one", async () => {

@@ -1,0 +1,195 @@
+//! The change log (see the migration `change_log`): numbering committed
+//! changes, reading them back in order, pruning, and the stream tokens.
+
+use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha256};
+use sqlx::{Connection, PgPool};
+use uuid::Uuid;
+
+use super::StoreResult;
+use crate::auth::Scope;
+
+/// `pg_try_advisory_xact_lock` key of one sequencer pass: "acp-seq".
+pub const SEQUENCER_LOCK_KEY: i64 = 0x0061_6370_2d73_6571;
+/// The channel the sequencer announces new log rows on (payload: the
+/// highest `seq`).
+pub const LOG_CHANNEL: &str = "acp_changes";
+/// The channel the triggers wake the sequencer on.
+pub const INBOX_CHANNEL: &str = "acp_change_inbox";
+
+/// One logged change.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct Change {
+    pub seq: i64,
+    pub at: DateTime<Utc>,
+    pub kind: String,
+    pub activity_id: Option<Uuid>,
+    pub subject: String,
+    pub data: serde_json::Value,
+}
+
+#[derive(Clone)]
+pub struct ChangeStore {
+    pool: PgPool,
+}
+
+/// Where the log starts and ends now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogBounds {
+    /// Every change up to this `seq` has been pruned (0: none).
+    pub pruned_through: i64,
+    /// The newest committed `seq` (0 before the first).
+    pub newest: i64,
+}
+
+impl ChangeStore {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Numbers up to `limit` committed inbox rows, oldest first, under the
+    /// sequencer's lock, and announces the highest number on
+    /// [`LOG_CHANNEL`]. Returns how many it moved (0 when another process
+    /// holds the lock).
+    pub async fn sequence(&self, limit: i64) -> StoreResult<u64> {
+        let mut conn = self.pool.acquire().await?;
+        let mut tx = conn.begin().await?;
+        let (locked,): (bool,) = sqlx::query_as("SELECT pg_try_advisory_xact_lock($1)")
+            .bind(SEQUENCER_LOCK_KEY)
+            .fetch_one(&mut *tx)
+            .await?;
+        if !locked {
+            return Ok(0);
+        }
+        // Numbered in inbox order: the sub-select is sorted before
+        // nextval() runs on its rows.
+        let (moved, newest): (i64, Option<i64>) = sqlx::query_as(
+            "WITH taken AS (
+                 DELETE FROM change_inbox
+                  WHERE id IN (SELECT id FROM change_inbox ORDER BY id LIMIT $1)
+                 RETURNING id, at, kind, activity_id, subject, data
+             ), numbered AS (
+                 INSERT INTO change_log (seq, at, kind, activity_id, subject, data)
+                 SELECT nextval('change_log_seq'), at, kind, activity_id, subject, data
+                   FROM (SELECT * FROM taken ORDER BY id) ordered
+                 RETURNING seq
+             )
+             SELECT count(*), max(seq) FROM numbered",
+        )
+        .bind(limit)
+        .fetch_one(&mut *tx)
+        .await?;
+        if let Some(newest) = newest {
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(LOG_CHANNEL)
+                .bind(newest.to_string())
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(moved as u64)
+    }
+
+    /// Changes after `after`, in order, at most `limit`.
+    pub async fn after(&self, after: i64, limit: i64) -> StoreResult<Vec<Change>> {
+        Ok(sqlx::query_as(
+            "SELECT seq, at, kind, activity_id, subject, data FROM change_log
+              WHERE seq > $1 ORDER BY seq LIMIT $2",
+        )
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    pub async fn bounds(&self) -> StoreResult<LogBounds> {
+        let (pruned_through, newest): (i64, Option<i64>) = sqlx::query_as(
+            "SELECT pruned_through, (SELECT max(seq) FROM change_log) FROM change_log_meta",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(LogBounds {
+            pruned_through,
+            newest: newest.unwrap_or(pruned_through),
+        })
+    }
+
+    /// Forgets changes older than `before`, and expired stream tokens.
+    pub async fn prune(&self, before: DateTime<Utc>) -> StoreResult<u64> {
+        let (pruned,): (i64,) = sqlx::query_as(
+            "WITH gone AS (DELETE FROM change_log WHERE at < $1 RETURNING seq),
+                  marked AS (UPDATE change_log_meta
+                                SET pruned_through = greatest(pruned_through, (SELECT max(seq) FROM gone))
+                              WHERE EXISTS (SELECT 1 FROM gone))
+             SELECT count(*) FROM gone",
+        )
+        .bind(before)
+        .fetch_one(&self.pool)
+        .await?;
+        let pruned = pruned as u64;
+        sqlx::query("DELETE FROM stream_tokens WHERE expires_at < now()")
+            .execute(&self.pool)
+            .await?;
+        Ok(pruned)
+    }
+
+    /// A stream token for `key_id`, valid until `expires_at`: shown once,
+    /// only its hash kept.
+    pub async fn create_stream_token(
+        &self,
+        key_id: Uuid,
+        expires_at: DateTime<Utc>,
+    ) -> StoreResult<String> {
+        let mut secret = [0u8; 32];
+        getrandom::getrandom(&mut secret)
+            .map_err(|e| super::StoreError::Other(anyhow::anyhow!("no random source: {e}")))?;
+        let secret = hex::encode(secret);
+        sqlx::query(
+            "INSERT INTO stream_tokens (secret_sha256, key_id, expires_at) VALUES ($1, $2, $3)",
+        )
+        .bind(&Sha256::digest(secret.as_bytes())[..])
+        .bind(key_id)
+        .bind(expires_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(format!("{STREAM_TOKEN_PREFIX}{secret}"))
+    }
+
+    /// The key and scope a stream token stands for, while the token has not
+    /// expired and its key is not revoked; `None` otherwise.
+    pub async fn stream_token_key(&self, token: &str) -> StoreResult<Option<(Uuid, Scope)>> {
+        let Some(secret) = token.strip_prefix(STREAM_TOKEN_PREFIX) else {
+            return Ok(None);
+        };
+        if secret.len() != 64 || !secret.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(None);
+        }
+        let row: Option<(Uuid, String)> = sqlx::query_as(
+            "SELECT k.id, k.scope FROM stream_tokens t JOIN api_keys k ON k.id = t.key_id
+              WHERE t.secret_sha256 = $1 AND t.expires_at > now() AND k.revoked_at IS NULL",
+        )
+        .bind(&Sha256::digest(secret.as_bytes())[..])
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.and_then(|(id, scope)| Some((id, Scope::parse(&scope)?))))
+    }
+
+    /// Whether `key_id` is still live (not revoked).
+    pub async fn key_is_live(&self, key_id: Uuid) -> StoreResult<bool> {
+        let (live,): (bool,) = sqlx::query_as(
+            "SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL)",
+        )
+        .bind(key_id)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(live)
+    }
+}
+
+/// A stream token: `acps_` and 64 hex digits (never shaped like an API key,
+/// so no other route takes it for one).
+pub const STREAM_TOKEN_PREFIX: &str = "acps_";
