@@ -235,3 +235,80 @@ async fn statistics_equal_a_count_of_the_same_rows(pool: PgPool) {
     .await;
     assert_eq!(status, 404);
 }
+
+/// `?include=summary` on the list and on one activity matches its runs:
+/// the newest run, the last 24 hours by outcome, the open alerts.
+#[sqlx::test(migrations = "./migrations")]
+async fn summaries_match_the_runs(pool: PgPool) {
+    let app = TestApp::without_temporal(pool.clone()).await;
+    let created = app.create(&interval_activity("PT1H")).await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    let uuid: uuid::Uuid = id.parse().unwrap_or_else(|e| panic!("{e}"));
+    let now = Utc::now();
+    let runs = [
+        ("running", Duration::minutes(10)),
+        ("succeeded", Duration::hours(1)),
+        ("failed", Duration::hours(2)),
+        ("timed_out", Duration::hours(3)),
+        ("succeeded", Duration::hours(30)),
+    ];
+    let mut newest = None;
+    for (n, (status, ago)) in runs.iter().enumerate() {
+        let run_id = uuid::Uuid::new_v4();
+        newest.get_or_insert(run_id);
+        sqlx::query(
+            "INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type, status, created_at) \
+             VALUES ($1, $2, $3, 'interval', $4, $5)",
+        )
+        .bind(run_id)
+        .bind(uuid)
+        .bind(format!("summary-{n}"))
+        .bind(status)
+        .bind(now - *ago)
+        .execute(&pool)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    sqlx::query(
+        "INSERT INTO alerts (id, activity_id, kind, summary) VALUES ($1, $2, 'stuck', 'a run is stuck')",
+    )
+    .bind(uuid::Uuid::new_v4())
+    .bind(uuid)
+    .execute(&pool)
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+
+    let (status, list) = json(app.get("/v1/activities?include=summary").await).await;
+    assert_eq!(status, 200, "{list}");
+    let (status, one) = json(
+        app.get(&format!("/v1/activities/{id}?include=summary"))
+            .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{one}");
+    for summary in [&list["items"][0]["summary"], &one["summary"]] {
+        assert_eq!(summary["last_run"]["run_id"], json!(newest), "{summary}");
+        assert_eq!(summary["last_run"]["status"], "running");
+        assert_eq!(
+            (
+                summary["runs_24h"].clone(),
+                summary["succeeded_24h"].clone(),
+                summary["failed_24h"].clone(),
+                summary["open_alerts"].clone()
+            ),
+            (json!(4), json!(1), json!(1), json!(1)),
+            "{summary}"
+        );
+        let rate = summary["success_rate_24h"].as_f64().unwrap_or_default();
+        assert!((rate - 1.0 / 3.0).abs() < 1e-9, "{summary}");
+        assert!(summary["next_fire"].is_string(), "{summary}");
+    }
+    // Only when asked; anything else is a 400 naming the parameter.
+    let (_, plain) = json(app.get("/v1/activities").await).await;
+    assert!(plain["items"][0].get("summary").is_none());
+    let (status, problem) = json(app.get("/v1/activities?include=everything").await).await;
+    assert_eq!(
+        (status, problem["errors"][0]["field"].clone()),
+        (400, json!("include"))
+    );
+}

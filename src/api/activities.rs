@@ -129,6 +129,20 @@ pub struct ListActivitiesQuery {
     pub label: Option<String>,
     /// Case-insensitive substring of the name or description.
     pub q: Option<String>,
+    /// `summary`: each activity's last run, next fire, runs and success
+    /// rate over 24 hours and open alerts.
+    #[param(pattern = "^summary$")]
+    pub include: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct GetActivityQuery {
+    /// `summary`: the activity's last run, next fire, runs and success rate
+    /// over 24 hours and open alerts.
+    #[param(pattern = "^summary$")]
+    pub include: Option<String>,
 }
 
 /// List activities, newest first.
@@ -185,12 +199,19 @@ pub async fn list_activities(
         label,
         q: query.q.filter(|q| !q.is_empty()),
     };
+    let summary = super::stats::wants_summary(query.include.as_deref())?;
     let now = chrono::Utc::now();
     let rows = state
         .services
         .activities
         .list(&filter, after, limit + 1)
         .await?;
+    let summaries = if summary {
+        let ids: Vec<uuid::Uuid> = rows.iter().take(limit as usize).map(|a| a.id).collect();
+        state.services.runs.summaries(&ids, now).await?
+    } else {
+        Default::default()
+    };
     Ok(axum::Json(page(
         rows,
         limit,
@@ -198,7 +219,13 @@ pub async fn list_activities(
         |a| (a.created_at, a.id),
         |a| {
             let next = next_fire_times(&a, now);
-            render(a, next)
+            let found = summaries.get(&a.id).cloned();
+            let mut body = render(a, next);
+            if let Some(s) = found {
+                let next_fire = body.schedule.next_fire_times.first().copied();
+                body.summary = Some(super::stats::render_summary(s, next_fire));
+            }
+            body
         },
     )))
 }
@@ -209,7 +236,7 @@ pub async fn list_activities(
     path = "/v1/activities/{id}",
     security(("bearer" = ["read"])),
     tag = "activities",
-    params(("id" = Uuid, Path, description = "Activity ID")),
+    params(("id" = Uuid, Path, description = "Activity ID"), GetActivityQuery),
     responses(
         (status = 200, description = "The activity", body = ActivityResponse, headers(("ETag" = String))),
         (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
@@ -221,7 +248,9 @@ pub async fn list_activities(
 pub async fn get_activity(
     State(state): State<AppState>,
     IdParam(id): IdParam,
+    ApiQuery(query): ApiQuery<GetActivityQuery>,
 ) -> ApiResult<Response> {
+    let summary = super::stats::wants_summary(query.include.as_deref())?;
     let (activity, next) = state
         .services
         .activities
@@ -235,6 +264,17 @@ pub async fn get_activity(
     if flow_controlled {
         let usage = state.services.flow.usage(id).await?;
         body.flow_state = Some(super::flow_model::flow_state(usage));
+    }
+    if summary
+        && let Some(s) = state
+            .services
+            .runs
+            .summaries(&[id], chrono::Utc::now())
+            .await?
+            .remove(&id)
+    {
+        let next_fire = body.schedule.next_fire_times.first().copied();
+        body.summary = Some(super::stats::render_summary(s, next_fire));
     }
     let mut response = axum::Json(body).into_response();
     if let Ok(v) = HeaderValue::from_str(&tag) {

@@ -204,6 +204,9 @@ pub struct ActivityResponse {
     /// `GET /v1/activities/{id}` of a flow-controlled activity only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_state: Option<FlowStateResponse>,
+    /// The activity at a glance (with `?include=summary` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<super::stats::ActivitySummaryResponse>,
     /// Paused by `POST /v1/activities/{id}/pause`.
     pub paused: bool,
     pub pause_note: Option<String>,
@@ -378,6 +381,7 @@ pub fn render(activity: Activity, next_fire_times: Vec<DateTime<Utc>>) -> Activi
         flow: request.flow,
         open_alerts: None,
         flow_state: None,
+        summary: None,
         paused: activity.paused,
         pause_note: activity.pause_note,
         created_at: activity.created_at,

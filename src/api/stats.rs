@@ -151,3 +151,67 @@ pub async fn run_stats(
         buckets: buckets.into_iter().filter_map(render).collect(),
     }))
 }
+
+/// An activity's newest run.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LastRunResponse {
+    pub run_id: uuid::Uuid,
+    pub status: crate::domain::run::RunStatus,
+    pub scheduled_for: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// An activity at a glance, for a dashboard's list.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ActivitySummaryResponse {
+    /// The newest run, whatever its status; null before the first.
+    pub last_run: Option<LastRunResponse>,
+    /// The next time the trigger fires (null for event triggers, or when
+    /// nothing is due).
+    pub next_fire: Option<DateTime<Utc>>,
+    /// Runs recorded in the last 24 hours, by outcome.
+    pub runs_24h: i64,
+    pub succeeded_24h: i64,
+    pub failed_24h: i64,
+    /// `succeeded / (succeeded + failed + timed_out + cancelled)` over the
+    /// last 24 hours' runs that ended; null when none ended.
+    pub success_rate_24h: Option<f64>,
+    pub open_alerts: i64,
+}
+
+/// `?include=summary` (the only value).
+pub fn wants_summary(include: Option<&str>) -> ApiResult<bool> {
+    match include {
+        None => Ok(false),
+        Some("summary") => Ok(true),
+        Some(other) => Err(ApiError::bad_field(
+            "include",
+            format!("`{other}` cannot be included: use `summary`"),
+        )),
+    }
+}
+
+pub fn render_summary(
+    s: crate::store::run_stats::ActivitySummary,
+    next_fire: Option<DateTime<Utc>>,
+) -> ActivitySummaryResponse {
+    let ended = s.succeeded + s.failed + s.timed_out + s.cancelled;
+    ActivitySummaryResponse {
+        last_run: s.last_run.and_then(|r| {
+            Some(LastRunResponse {
+                run_id: r.run_id,
+                status: crate::domain::run::RunStatus::parse(&r.status).ok()?,
+                scheduled_for: r.scheduled_for,
+                created_at: r.created_at,
+                finished_at: r.finished_at,
+            })
+        }),
+        next_fire,
+        runs_24h: s.runs,
+        succeeded_24h: s.succeeded,
+        failed_24h: s.failed,
+        success_rate_24h: (ended > 0).then(|| s.succeeded as f64 / ended as f64),
+        open_alerts: s.open_alerts,
+    }
+}

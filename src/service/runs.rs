@@ -123,3 +123,17 @@ impl Runs {
         Ok(out)
     }
 }
+
+impl Runs {
+    /// Each activity at a glance over the last 24 hours.
+    pub async fn summaries(
+        &self,
+        activities: &[Uuid],
+        now: DateTime<Utc>,
+    ) -> Result<std::collections::HashMap<Uuid, crate::store::run_stats::ActivitySummary>> {
+        Ok(self
+            .runs
+            .summaries(activities, now - chrono::Duration::hours(24))
+            .await?)
+    }
+}

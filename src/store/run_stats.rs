@@ -103,3 +103,97 @@ impl RunStore {
             .collect())
     }
 }
+
+/// An activity at a glance: its newest run, its runs of the last 24 hours
+/// by outcome, its open alerts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ActivitySummary {
+    pub last_run: Option<LastRun>,
+    pub runs: i64,
+    pub succeeded: i64,
+    pub failed: i64,
+    pub timed_out: i64,
+    pub cancelled: i64,
+    pub open_alerts: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastRun {
+    pub run_id: Uuid,
+    pub status: String,
+    pub scheduled_for: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+type SummaryRow = (
+    Uuid,
+    Option<Uuid>,
+    Option<String>,
+    Option<DateTime<Utc>>,
+    Option<DateTime<Utc>>,
+    Option<DateTime<Utc>>,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+);
+
+impl RunStore {
+    /// Summaries of `activities` (runs recorded since `since`), one
+    /// statement for a whole page: each activity's newest run and its
+    /// counts come from its own range of `activity_runs_activity_idx`.
+    pub async fn summaries(
+        &self,
+        activities: &[Uuid],
+        since: DateTime<Utc>,
+    ) -> StoreResult<std::collections::HashMap<Uuid, ActivitySummary>> {
+        let rows: Vec<SummaryRow> = sqlx::query_as(
+            "SELECT a.id, lr.run_id, lr.status, lr.scheduled_for, lr.created_at, lr.finished_at,
+                    s.runs, s.succeeded, s.failed, s.timed_out, s.cancelled,
+                    (SELECT count(*) FROM alerts al WHERE al.activity_id = a.id AND al.resolved_at IS NULL)
+               FROM unnest($1::uuid[]) AS a(id)
+               LEFT JOIN LATERAL (
+                    SELECT run_id, status, scheduled_for, created_at, finished_at FROM activity_runs r
+                     WHERE r.activity_id = a.id ORDER BY created_at DESC, run_id DESC LIMIT 1) lr ON true
+               CROSS JOIN LATERAL (
+                    SELECT count(*) AS runs,
+                           count(*) FILTER (WHERE status = 'succeeded') AS succeeded,
+                           count(*) FILTER (WHERE status = 'failed') AS failed,
+                           count(*) FILTER (WHERE status = 'timed_out') AS timed_out,
+                           count(*) FILTER (WHERE status = 'cancelled') AS cancelled
+                      FROM activity_runs r WHERE r.activity_id = a.id AND r.created_at >= $2) s",
+        )
+        .bind(activities)
+        .bind(since)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let last_run = match (r.1, r.2, r.4) {
+                    (Some(run_id), Some(status), Some(created_at)) => Some(LastRun {
+                        run_id,
+                        status,
+                        scheduled_for: r.3,
+                        created_at,
+                        finished_at: r.5,
+                    }),
+                    _ => None,
+                };
+                let summary = ActivitySummary {
+                    last_run,
+                    runs: r.6,
+                    succeeded: r.7,
+                    failed: r.8,
+                    timed_out: r.9,
+                    cancelled: r.10,
+                    open_alerts: r.11,
+                };
+                (r.0, summary)
+            })
+            .collect())
+    }
+}

@@ -819,6 +819,7 @@ export interface components {
             /** @description The longest a run may take (ISO-8601). */
             run_timeout?: string | null;
             schedule: components["schemas"]["ScheduleStatus"];
+            summary?: null | components["schemas"]["ActivitySummaryResponse"];
             tasks: components["schemas"]["TaskBody"][];
             trigger: components["schemas"]["TriggerBody"];
             /** Format: date-time */
@@ -828,6 +829,33 @@ export interface components {
              * @description Increases with every change; the ETag.
              */
             version: number;
+        };
+        /** @description An activity at a glance, for a dashboard's list. */
+        ActivitySummaryResponse: {
+            /** Format: int64 */
+            failed_24h: number;
+            last_run?: null | components["schemas"]["LastRunResponse"];
+            /**
+             * Format: date-time
+             * @description The next time the trigger fires (null for event triggers, or when
+             *     nothing is due).
+             */
+            next_fire?: string | null;
+            /** Format: int64 */
+            open_alerts: number;
+            /**
+             * Format: int64
+             * @description Runs recorded in the last 24 hours, by outcome.
+             */
+            runs_24h: number;
+            /** Format: int64 */
+            succeeded_24h: number;
+            /**
+             * Format: double
+             * @description `succeeded / (succeeded + failed + timed_out + cancelled)` over the
+             *     last 24 hours' runs that ended; null when none ended.
+             */
+            success_rate_24h?: number | null;
         };
         /**
          * @description What an alert is about: which expectation broke.
@@ -1445,6 +1473,18 @@ export interface components {
             key: string;
             /** Format: int64 */
             queued: number;
+        };
+        /** @description An activity's newest run. */
+        LastRunResponse: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            finished_at?: string | null;
+            /** Format: uuid */
+            run_id: string;
+            /** Format: date-time */
+            scheduled_for?: string | null;
+            status: components["schemas"]["RunStatus"];
         };
         /**
          * @description What happens to a scheduled fire that runs late (PRODUCT.md section 3).
@@ -2531,6 +2571,11 @@ export interface operations {
                 label?: string;
                 /** @description Case-insensitive substring of the name or description. */
                 q?: string;
+                /**
+                 * @description `summary`: each activity's last run, next fire, runs and success
+                 *     rate over 24 hours and open alerts.
+                 */
+                include?: string;
             };
             header?: never;
             path?: never;
@@ -2688,7 +2733,13 @@ export interface operations {
     };
     get_activity: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `summary`: the activity's last run, next fire, runs and success rate
+                 *     over 24 hours and open alerts.
+                 */
+                include?: string;
+            };
             header?: never;
             path: {
                 /** @description Activity ID */
