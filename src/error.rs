@@ -68,6 +68,10 @@ pub enum ApiError {
     Timeout(std::time::Duration),
     #[error("a dependency is unavailable: {0}")]
     Unavailable(String),
+    /// This service's settings for a dependency do not work: 503 naming
+    /// the dependency (the details are in the service's log, not the answer).
+    #[error("a dependency is misconfigured: {0}")]
+    Misconfigured(String),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
 }
@@ -135,6 +139,11 @@ impl ApiError {
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",
                 "A dependency is unavailable",
+            ),
+            Self::Misconfigured(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "misconfigured",
+                "A dependency is misconfigured",
             ),
             Self::Timeout(_) => (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -231,6 +240,12 @@ impl ApiError {
                 Some(format!("{what} is unavailable; retry shortly")),
                 vec![],
             ),
+            Self::Misconfigured(what) => (
+                Some(format!(
+                    "this service's settings for {what} do not work; its operators have the details in its log"
+                )),
+                vec![],
+            ),
             Self::Internal(_) => (None, vec![]),
         };
         Problem {
@@ -270,6 +285,10 @@ impl From<GatewayError> for ApiError {
                 ApiError::Conflict("Temporal refused: it exists already".into())
             }
             GatewayError::Unavailable(_) => ApiError::Unavailable("Temporal".into()),
+            GatewayError::Misconfigured(message) => {
+                tracing::error!(%message, "Temporal is misconfigured");
+                ApiError::Misconfigured("Temporal".into())
+            }
         }
     }
 }

@@ -216,3 +216,31 @@ async fn fires_missed_while_temporal_was_down(pool: PgPool) {
         );
     }
 }
+
+/// A `TEMPORAL_ADDRESS` this service cannot use is its operators' problem,
+/// not the caller's: a 503 problem naming Temporal (not a 409), the write
+/// kept `pending` for when the setting is fixed.
+#[sqlx::test(migrations = "./migrations")]
+async fn a_misconfigured_temporal_is_a_503_naming_it(pool: PgPool) {
+    let app = TestApp::spawn(pool, "http://[not an address", "default").await;
+    let created = app.create(&interval_activity("PT1H")).await;
+    assert_eq!(created["schedule"]["sync_state"], "pending", "{created}");
+    let id = created["id"].as_str().unwrap_or_default();
+    let (status, problem) = json(
+        app.post(&format!("/v1/activities/{id}/trigger"), &json!({}))
+            .await,
+    )
+    .await;
+    assert_eq!(status, 503, "{problem}");
+    assert_eq!(
+        problem["title"], "A dependency is misconfigured",
+        "{problem}"
+    );
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Temporal"),
+        "{problem}"
+    );
+}

@@ -35,6 +35,11 @@ pub enum GatewayError {
     /// Temporal answered and refused. Retrying the same request will not help.
     #[error("Temporal rejected the request: {0}")]
     Rejected(String),
+    /// This service's own settings for Temporal do not work (a bad
+    /// `TEMPORAL_ADDRESS`, a client that cannot be built, credentials or a
+    /// namespace Temporal refuses): an operator's to fix, never a caller's.
+    #[error("Temporal is misconfigured: {0}")]
+    Misconfigured(String),
     #[error("already exists")]
     AlreadyExists,
 }
@@ -52,6 +57,11 @@ impl From<tonic::Status> for GatewayError {
             | Code::Internal => {
                 GatewayError::Unavailable(format!("{:?}: {}", status.code(), status.message()))
             }
+            Code::Unauthenticated | Code::PermissionDenied => GatewayError::Misconfigured(format!(
+                "{:?}: {} (check TEMPORAL_API_KEY, TEMPORAL_TLS and TEMPORAL_NAMESPACE)",
+                status.code(),
+                status.message()
+            )),
             code => GatewayError::Rejected(format!("{code:?}: {}", status.message())),
         }
     }
@@ -91,7 +101,7 @@ impl TemporalSettings {
             format!("http://{}", self.address)
         };
         Url::parse(&with_scheme).map_err(|e| {
-            GatewayError::Rejected(format!("bad TEMPORAL_ADDRESS `{}`: {e}", self.address))
+            GatewayError::Misconfigured(format!("bad TEMPORAL_ADDRESS `{}`: {e}", self.address))
         })
     }
 }
@@ -148,7 +158,7 @@ impl TemporalGateway {
             connection,
             ClientOptions::new(self.settings.namespace.clone()).build(),
         )
-        .map_err(|e| GatewayError::Rejected(format!("client: {e}")))?;
+        .map_err(|e| GatewayError::Misconfigured(format!("client: {e}")))?;
         *guard = Some(client.clone());
         Ok(client)
     }

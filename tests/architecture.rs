@@ -1,0 +1,123 @@
+//! The layers of `src/` (docs/ARCHITECTURE.md): a module may use its own
+//! layer and the ones below it, never one above. Read from the sources, so
+//! a `use crate::api::…` in a store fails here, not in a review.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Each top-level module of the crate and its layer, lowest first.
+const LAYERS: [(&str, u8); 17] = [
+    // Decisions and shared leaves: no I/O.
+    ("domain", 0),
+    ("faults", 0),
+    ("metrics", 0),
+    // Adapters: PostgreSQL, Temporal, key checks.
+    ("store", 1),
+    ("temporal", 1),
+    ("auth", 1),
+    // Use cases.
+    ("service", 2),
+    // Drivers: HTTP, brokers, the background loops, HTTP's error shape.
+    ("api", 3),
+    ("error", 3),
+    ("brokers", 3),
+    ("alerting", 3),
+    ("reconcile", 3),
+    // Wiring.
+    ("config", 4),
+    ("app", 4),
+    ("cli", 4),
+    ("main", 4),
+    ("lib", 4),
+];
+
+fn layer_of(module: &str) -> Option<u8> {
+    LAYERS
+        .iter()
+        .find(|(name, _)| *name == module)
+        .map(|(_, layer)| *layer)
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The crate modules a source text names: `crate::x` and `use crate::{x, …}`.
+fn named_modules(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (i, _) in text.match_indices("crate::") {
+        let rest = &text[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for part in group[..end].split(',') {
+                let name: String = part
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    found.push(name);
+                }
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                found.push(name);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_module_uses_a_layer_above_its_own() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut upward: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for file in files {
+        let relative = file.strip_prefix(&src).unwrap_or(&file);
+        let top = relative
+            .components()
+            .next()
+            .and_then(|c| c.as_os_str().to_str())
+            .unwrap_or_default()
+            .trim_end_matches(".rs")
+            .to_owned();
+        let own = layer_of(&top).unwrap_or_else(|| {
+            panic!("src/{top} has no layer: add it to LAYERS and docs/ARCHITECTURE.md")
+        });
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}"));
+        for module in named_modules(&text) {
+            let Some(theirs) = layer_of(&module) else {
+                continue;
+            };
+            if theirs > own {
+                upward
+                    .entry(relative.display().to_string())
+                    .or_default()
+                    .push(module);
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "modules using a layer above their own (see docs/ARCHITECTURE.md): {upward:#?}"
+    );
+}
+
+#[test]
+fn the_reader_finds_both_forms_of_a_crate_path() {
+    let text = "use crate::store::RunStore;\nuse crate::{api, service::Runs};\nlet x = crate::metrics::RUNS;";
+    assert_eq!(named_modules(text), ["store", "api", "service", "metrics"]);
+}
