@@ -96,7 +96,15 @@ async fn call(
         .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
     let status = response.status().as_u16();
     let headers = response.headers().clone();
-    let body = response.json().await.unwrap_or(Value::Null);
+    // An event stream does not end: its status and headers are the answer.
+    let streaming = headers
+        .get("content-type")
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let body = if streaming {
+        Value::Null
+    } else {
+        response.json().await.unwrap_or(Value::Null)
+    };
     (status, body, headers)
 }
 
