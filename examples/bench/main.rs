@@ -16,6 +16,13 @@
 //!    through `acp serve`, against a raw-SDK parent/child baseline.
 //! 7. Broker ingress: JetStream messages to committed events through an
 //!    `acp serve` source, against a bare consumer that only acknowledges.
+//! 8. Stream fan-out: `GET /v1/stream` to N clients of `acp api` while runs
+//!    are written into PostgreSQL at a steady rate: commit-to-client latency
+//!    p50/p99, every change once and in order at every client, and the RSS
+//!    one idle stream costs.
+//! 9. Run statistics: `GET /v1/stats/runs` over the seeded runs (the last 24
+//!    hours by hour, every run by day) from `acp api`, against pgbench
+//!    running the same statement.
 //!
 //! Environment: `DATABASE_URL` (a server where databases may be created),
 //! `TEMPORAL_ADDRESS`, `ACP_BIN` (default: `acp` beside this program's
@@ -34,6 +41,8 @@ mod memory;
 mod pgbench;
 mod seed;
 mod service;
+mod stats;
+mod stream;
 mod sync;
 
 use std::path::PathBuf;
@@ -50,15 +59,15 @@ pub struct Bench {
     bin: PathBuf,
     /// `ACP_BENCH_REQUESTS`: calls per row of benchmark 1 (1000).
     requests: usize,
-    /// `ACP_BENCH_RUNS`: runs seeded for benchmark 2 (1,000,000).
+    /// `ACP_BENCH_RUNS`: runs seeded for benchmarks 2 and 9 (1,000,000).
     runs: usize,
     /// `ACP_BENCH_ACTIVITIES`: activities they belong to (1000).
     activities: usize,
     /// `ACP_BENCH_DEEP`: rows before the deep page (10,000).
     deep: usize,
-    /// `ACP_BENCH_SECONDS`: length of each timed row of benchmark 2 (10).
+    /// `ACP_BENCH_SECONDS`: length of each timed row of benchmarks 2 and 9 (10).
     seconds: u64,
-    /// `ACP_BENCH_CONCURRENCY`: calls in flight in benchmarks 2 and 3 (8).
+    /// `ACP_BENCH_CONCURRENCY`: calls in flight in benchmarks 2, 3 and 9 (8).
     concurrency: usize,
     /// `ACP_BENCH_SCHEDULES`: activities per side of benchmark 3 (1000).
     schedules: usize,
@@ -66,6 +75,12 @@ pub struct Bench {
     only: Vec<u32>,
     /// `ACP_BENCH_E2E_RUNS`: events (and runs) per row of benchmark 6 (1000).
     e2e_runs: usize,
+    /// `ACP_BENCH_STREAM_CLIENTS`: streams open in benchmark 8 (100).
+    stream_clients: usize,
+    /// `ACP_BENCH_STREAM_RATE`: run changes written per second in benchmark 8 (200).
+    stream_rate: u64,
+    /// `ACP_BENCH_STREAM_SECONDS`: for how long they are written (10).
+    stream_seconds: u64,
 }
 
 fn knob<T: std::str::FromStr>(name: &str, default: T) -> anyhow::Result<T> {
@@ -100,7 +115,7 @@ impl Bench {
                 .map(|n| n.trim().parse())
                 .collect::<Result<_, _>>()
                 .context("ACP_BENCH_ONLY is a comma-separated list of numbers")?,
-            Err(_) => vec![1, 2, 3, 4, 5, 6, 7],
+            Err(_) => (1..=9).collect(),
         };
         Ok(Self {
             admin_url: std::env::var("DATABASE_URL").context("DATABASE_URL is not set")?,
@@ -115,6 +130,9 @@ impl Bench {
             schedules: knob("ACP_BENCH_SCHEDULES", 1000)?,
             only,
             e2e_runs: knob("ACP_BENCH_E2E_RUNS", 1000)?,
+            stream_clients: knob("ACP_BENCH_STREAM_CLIENTS", 100)?,
+            stream_rate: knob("ACP_BENCH_STREAM_RATE", 200)?,
+            stream_seconds: knob("ACP_BENCH_STREAM_SECONDS", 10)?,
         })
     }
 
@@ -160,6 +178,12 @@ async fn main() -> anyhow::Result<()> {
     }
     if bench.wants(7) {
         jetstream::run(&bench).await?;
+    }
+    if bench.wants(8) {
+        stream::run(&bench).await?;
+    }
+    if bench.wants(9) {
+        stats::run(&bench).await?;
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! The change stream's use cases: numbering committed changes (the
-//! sequencer, a single duty), one LISTEN connection per process fanned out
+//! sequencer, a single duty, every 50 ms), one LISTEN connection per process fanned out
 //! to every stream of that process, replay from the log, stream tokens.
 
 use std::sync::Arc;
@@ -13,16 +13,21 @@ use uuid::Uuid;
 use super::Result;
 use super::duties::{Duty, DutyBoard};
 use crate::auth::Scope;
-use crate::store::changes::{Change, ChangeStore, INBOX_CHANNEL, LOG_CHANNEL, LogBounds};
+use crate::store::changes::{Change, ChangeStore, LOG_CHANNEL, LogBounds};
 use crate::store::lease::DutyLease;
 
 /// Inbox rows one sequencer statement numbers.
 const SEQUENCE_BATCH: i64 = 1000;
 /// Log rows one read of the fan-out (or one replay page) takes.
 const READ_BATCH: i64 = 1000;
-/// How often the sequencer and the fan-out look without being woken (a
-/// notification lost with a connection, a sequencer that just took over).
+/// How often the fan-out reads the log without being woken (a notification
+/// lost with a connection).
 const POLL: Duration = Duration::from_millis(500);
+/// How often the sequencer looks at the inbox. The triggers do not notify:
+/// a transaction that notifies takes a cluster-wide lock while it commits,
+/// which would queue every run and dispatch write behind one another. An
+/// empty look is one index probe.
+const SEQUENCE_EVERY: Duration = Duration::from_millis(50);
 /// How long changes stay in the log: a `since` older than that must reload.
 pub const RETENTION_HOURS: i64 = 24;
 /// How long a stream token lives.
@@ -94,8 +99,7 @@ impl ChangeFeed {
     }
 
     /// The sequencer duty: while this process holds it, numbers committed
-    /// changes as soon as the triggers announce them (and every [`POLL`]);
-    /// prunes the log every minute.
+    /// changes every [`SEQUENCE_EVERY`]; prunes the log every minute.
     pub async fn run_sequencer(
         self,
         duties: DutyBoard,
@@ -104,7 +108,6 @@ impl ChangeFeed {
     ) {
         let duty = Duty::ChangeSequencer;
         let mut lease = DutyLease::new(self.store.pool(), duty.lease_key());
-        let mut listener: Option<PgListener> = None;
         let mut last_prune = tokio::time::Instant::now() - Duration::from_secs(3600);
         let mut last_bid = tokio::time::Instant::now() - lease_interval;
         let mut leading = false;
@@ -115,9 +118,6 @@ impl ChangeFeed {
                 last_bid = tokio::time::Instant::now();
             }
             if leading {
-                if listener.is_none() {
-                    listener = listen(&self.store, INBOX_CHANNEL).await;
-                }
                 loop {
                     match self.store.sequence(SEQUENCE_BATCH).await {
                         Ok(n) if n as i64 == SEQUENCE_BATCH => continue,
@@ -135,17 +135,15 @@ impl ChangeFeed {
                     }
                     last_prune = tokio::time::Instant::now();
                 }
-            } else {
-                listener = None;
             }
-            let wait = if leading { POLL } else { lease_interval };
+            let wait = if leading {
+                SEQUENCE_EVERY
+            } else {
+                lease_interval
+            };
             tokio::select! {
                 _ = &mut shutdown => break,
-                woken = wake(&mut listener, wait) => {
-                    if !woken {
-                        listener = None;
-                    }
-                }
+                _ = tokio::time::sleep(wait) => {}
             }
         }
         duties.leave(duty, &mut lease).await;

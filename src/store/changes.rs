@@ -14,8 +14,6 @@ pub const SEQUENCER_LOCK_KEY: i64 = 0x0061_6370_2d73_6571;
 /// The channel the sequencer announces new log rows on (payload: the
 /// highest `seq`).
 pub const LOG_CHANNEL: &str = "acp_changes";
-/// The channel the triggers wake the sequencer on.
-pub const INBOX_CHANNEL: &str = "acp_change_inbox";
 
 /// One logged change.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
