@@ -295,7 +295,7 @@ pub async fn get_activity(
     request_body = ActivityRequest,
     params(
         ("id" = Uuid, Path, description = "Activity ID, chosen by the client"),
-        ("If-Match" = Option<String>, Header, description = "ETag of the version being replaced"),
+        ("If-Match" = Option<String>, Header, description = "ETag of the version being replaced", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
     ),
     responses(
         (status = 200, description = "Replaced", body = ActivityResponse, headers(("ETag" = String))),
@@ -338,7 +338,7 @@ pub async fn put_activity(
                  description = "Fields to change, in the shape of ActivityRequest"),
     params(
         ("id" = Uuid, Path, description = "Activity ID"),
-        ("If-Match" = Option<String>, Header, description = "ETag of the version being patched"),
+        ("If-Match" = Option<String>, Header, description = "ETag of the version being patched", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
     ),
     responses(
         (status = 200, description = "Patched", body = ActivityResponse, headers(("ETag" = String))),
@@ -386,7 +386,7 @@ pub async fn patch_activity(
     tag = "activities",
     params(
         ("id" = Uuid, Path, description = "Activity ID"),
-        ("If-Match" = Option<String>, Header, description = "ETag of the version being deleted"),
+        ("If-Match" = Option<String>, Header, description = "ETag of the version being deleted", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
     ),
     responses(
         (status = 204, description = "Deleted"),

@@ -313,7 +313,7 @@ pub async fn get_source(
     tag = "sources",
     params(
         ("id" = Uuid, Path, description = "Source ID"),
-        ("If-Match" = Option<String>, Header, description = "The ETag last read; 412 if the source changed since"),
+        ("If-Match" = Option<String>, Header, description = "The ETag last read; 412 if the source changed since", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
     ),
     request_body(content = Object, content_type = "application/merge-patch+json",
         description = "RFC 7386 merge patch of the source's fields (`name`, `config`, `secret_ref`, `enabled`)"),
@@ -364,7 +364,7 @@ pub async fn patch_source(
     tag = "sources",
     params(
         ("id" = Uuid, Path, description = "Source ID"),
-        ("If-Match" = Option<String>, Header, description = "The ETag last read; 412 if the source changed since"),
+        ("If-Match" = Option<String>, Header, description = "The ETag last read; 412 if the source changed since", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
     ),
     responses(
         (status = 204, description = "Deleted"),
