@@ -436,37 +436,13 @@ async fn a_rolling_restart_under_a_burst_runs_every_event_once(pool: PgPool) {
         apis.iter().map(|a| a.base.clone()).collect::<Vec<_>>(),
     ));
     let burst = {
-        let (http, bases) = (http.clone(), bases.clone());
-        tokio::spawn(async move {
-            use futures::StreamExt;
-            futures::stream::iter(0..EVENTS)
-                .map(|n| {
-                    let (http, bases) = (http.clone(), bases.clone());
-                    async move {
-                        let event = json!({"event_id": format!("e-{n}"), "event_type": "fleet.burst", "source": "fleet", "payload": {"n": n}});
-                        for attempt in 0..200 {
-                            let base = {
-                                let bases = bases.lock().unwrap_or_else(|p| p.into_inner());
-                                bases[(n + attempt) % bases.len()].clone()
-                            };
-                            let answered = http
-                                .post(format!("{base}/v1/events"))
-                                .json(&event)
-                                .timeout(Duration::from_secs(10))
-                                .send()
-                                .await
-                                .is_ok_and(|r| r.status().is_success());
-                            if answered {
-                                return true;
-                            }
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                        }
-                        false
-                    }
-                })
-                .buffer_unordered(16)
-                .collect::<Vec<bool>>()
-                .await
+        let bases = bases.clone();
+        let events = (0..EVENTS)
+            .map(|n| json!({"event_id": format!("e-{n}"), "event_type": "fleet.burst", "source": "fleet", "payload": {"n": n}}))
+            .collect();
+        post_events_until_accepted(http.clone(), events, move |n, attempt| {
+            let bases = bases.lock().unwrap_or_else(|p| p.into_inner());
+            bases[(n + attempt) % bases.len()].clone()
         })
     };
     let events_in = |at_least: i64| {

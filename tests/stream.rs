@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
-use futures::StreamExt;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
@@ -138,28 +137,12 @@ async fn three_clients_see_the_whole_log_across_a_kill_9(pool: PgPool) {
 
     // 500 events, each sent until some service accepts it.
     let burst = {
-        let (http, base) = (http.clone(), base.clone());
-        tokio::spawn(async move {
-            futures::stream::iter(0..EVENTS)
-                .map(|n| {
-                    let (http, base) = (http.clone(), base.clone());
-                    async move {
-                        let event = json!({"event_id": format!("s-{n}"), "event_type": "stream.test", "source": "t", "payload": {"n": n}});
-                        for _ in 0..300 {
-                            let url = format!("{}/v1/events", base.lock().unwrap_or_else(|p| p.into_inner()));
-                            let ok = http.post(url).json(&event).timeout(Duration::from_secs(10)).send().await
-                                .is_ok_and(|r| r.status().is_success());
-                            if ok {
-                                return true;
-                            }
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                        }
-                        false
-                    }
-                })
-                .buffer_unordered(16)
-                .collect::<Vec<bool>>()
-                .await
+        let base = base.clone();
+        let events = (0..EVENTS)
+            .map(|n| json!({"event_id": format!("s-{n}"), "event_type": "stream.test", "source": "t", "payload": {"n": n}}))
+            .collect();
+        post_events_until_accepted(http.clone(), events, move |_, _| {
+            base.lock().unwrap_or_else(|p| p.into_inner()).clone()
         })
     };
     // Mid-stream: kill -9, and a new process on another port.

@@ -269,16 +269,7 @@ async fn check_same_counts(
         .run_stats(&w.window, &StatsFilter::default())
         .await?
         .into_iter()
-        .filter_map(|b| {
-            let total = b.queued
-                + b.running
-                + b.succeeded
-                + b.failed
-                + b.cancelled
-                + b.timed_out
-                + b.skipped;
-            Some((b.start?.to_rfc3339(), total))
-        })
+        .map(|b| (b.start.to_rfc3339(), b.total()))
         .collect();
     let buckets = answer["buckets"].as_array().map_or(0, Vec::len);
     let counted: i64 = from_api.iter().map(|(_, n)| n).sum();

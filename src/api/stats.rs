@@ -77,16 +77,10 @@ pub struct RunStatsResponse {
     pub buckets: Vec<RunStatsBucket>,
 }
 
-fn render(b: BucketCounts) -> Option<RunStatsBucket> {
-    Some(RunStatsBucket {
-        start: b.start?,
-        total: b.queued
-            + b.running
-            + b.succeeded
-            + b.failed
-            + b.cancelled
-            + b.timed_out
-            + b.skipped,
+fn render(b: BucketCounts) -> RunStatsBucket {
+    RunStatsBucket {
+        start: b.start,
+        total: b.total(),
         counts: RunStatusCounts {
             queued: b.queued,
             running: b.running,
@@ -98,7 +92,7 @@ fn render(b: BucketCounts) -> Option<RunStatsBucket> {
         },
         duration_p50_seconds: b.duration_p50,
         duration_p95_seconds: b.duration_p95,
-    })
+    }
 }
 
 /// Runs per bucket and status, with duration percentiles.
@@ -148,7 +142,7 @@ pub async fn run_stats(
         from: window.from,
         to: window.to,
         bucket: bucket.as_str().to_owned(),
-        buckets: buckets.into_iter().filter_map(render).collect(),
+        buckets: buckets.into_iter().map(render).collect(),
     }))
 }
 

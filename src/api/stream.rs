@@ -321,15 +321,15 @@ pub async fn stream(
     // stream live, and the replay below covers everything before.
     let rx = feed.subscribe();
     let bounds = feed.bounds().await?;
-    let (last, replaying) = match since {
+    let last = match since {
         Some(since) if since < bounds.pruned_through => {
             return Err(ApiError::Gone(format!(
                 "the changes after {since} are no longer kept (kept: after {}); reload, then connect without Last-Event-ID",
                 bounds.pruned_through
             )));
         }
-        Some(since) => (since, true),
-        None => (bounds.newest, true),
+        Some(since) => since,
+        None => bounds.newest,
     };
     let closing = feed.closing();
     let state = StreamState {
@@ -338,7 +338,8 @@ pub async fn stream(
         closing,
         filter,
         last,
-        replaying,
+        // Whatever was logged before the subscription is read from the log.
+        replaying: true,
         pending: VecDeque::new(),
         key: key.map(|axum::Extension(CallerKey(id))| id),
         next_check: tokio::time::Instant::now() + HEARTBEAT,

@@ -113,9 +113,9 @@ impl Runs {
         let mut out = Vec::new();
         for start in window.starts() {
             match found.peek() {
-                Some(b) if b.start == Some(start) => out.extend(found.next()),
+                Some(b) if b.start == start => out.extend(found.next()),
                 _ => out.push(crate::store::run_stats::BucketCounts {
-                    start: Some(start),
+                    start,
                     ..Default::default()
                 }),
             }

@@ -14,7 +14,7 @@ use crate::domain::stats::StatsWindow;
 /// One bucket's runs, by status.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BucketCounts {
-    pub start: Option<DateTime<Utc>>,
+    pub start: DateTime<Utc>,
     pub queued: i64,
     pub running: i64,
     pub succeeded: i64,
@@ -25,6 +25,19 @@ pub struct BucketCounts {
     /// Over the bucket's runs that started and finished, in seconds.
     pub duration_p50: Option<f64>,
     pub duration_p95: Option<f64>,
+}
+
+impl BucketCounts {
+    /// Every run of the bucket, whatever its status.
+    pub fn total(&self) -> i64 {
+        self.queued
+            + self.running
+            + self.succeeded
+            + self.failed
+            + self.cancelled
+            + self.timed_out
+            + self.skipped
+    }
 }
 
 /// Which runs count.
@@ -89,7 +102,7 @@ impl RunStore {
         Ok(rows
             .into_iter()
             .map(|r| BucketCounts {
-                start: Some(r.0),
+                start: r.0,
                 queued: r.1,
                 running: r.2,
                 succeeded: r.3,

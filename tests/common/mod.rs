@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 mod app;
+mod burst;
 mod catchup;
 mod flow_sink;
 mod serve;
@@ -16,7 +17,7 @@ mod temporal;
 
 // Each test binary uses some of these.
 #[allow(unused_imports)]
-pub use {app::*, catchup::*, flow_sink::*, serve::*, sink::*, temporal::*};
+pub use {app::*, burst::*, catchup::*, flow_sink::*, serve::*, sink::*, temporal::*};
 
 use std::time::{Duration, Instant};
 
