@@ -137,6 +137,7 @@ pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
     let router = Router::new()
         .route("/openapi.json", axum::routing::get(openapi_json))
         .merge(SwaggerUi::new("/swagger-ui").config(Config::from("/openapi.json")))
+        .merge(api::console::router())
         .merge(api_router)
         .route_layer(axum::middleware::from_fn(crate::metrics::track))
         .fallback(not_found.layer(axum::middleware::from_fn(crate::metrics::track)))
@@ -282,6 +283,10 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
         tracing::info!(
             api = %format!("http://{addr}/v1/activities"),
             swagger_ui = %format!("http://{addr}/swagger-ui/"),
+            console = %format!(
+                "http://{addr}/console/{}",
+                if api::console::is_built() { "" } else { " (not built: scripts/console build)" }
+            ),
             "listening"
         );
         let router = build_router_with(state.clone(), &settings.http());

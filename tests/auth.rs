@@ -263,6 +263,14 @@ async fn keys_api_creates_lists_and_revokes(pool: PgPool) {
     assert_eq!(status, 200);
     let (status, _, _) = call_json(&app, Method::GET, "/v1/events", &token, &Value::Null).await;
     assert_eq!(status, 403);
+    let (status, _, _) = call_json(&app, Method::GET, "/v1/session", &token, &Value::Null).await;
+    assert_eq!(status, 403, "an events key cannot read, not even who it is");
+    // The admin key the app was made with says who it is.
+    let (status, session) = json(app.get("/v1/session").await).await;
+    assert_eq!(status, 200, "{session}");
+    assert_eq!(session["authentication"], "required", "{session}");
+    assert_eq!(session["scope"], "admin", "{session}");
+    assert!(session["key"]["id"].is_string(), "{session}");
 
     let (status, list) = json(app.get("/v1/keys").await).await;
     assert_eq!(status, 200);
@@ -424,4 +432,15 @@ async fn auth_off_only_when_asked_and_then_open(pool: PgPool) {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(response.status(), 200);
+    // A client learns that no key is needed and that it may do everything.
+    let session: Value = reqwest::get(format!("{base}/v1/session"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .json()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        session,
+        json!({"authentication": "disabled", "scope": "admin", "key": null})
+    );
 }

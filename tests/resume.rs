@@ -170,7 +170,33 @@ async fn catchup_after_14_days_runs_the_3_most_recent_minutes(pool: PgPool) {
     let trigger = json!({"type": "cron", "cron": MINUTE_CRON, "timezone": "UTC",
         "misfire_policy": "catchup", "catchup_limit": 3});
     let (id, ran) = paused_long_ago(&app, trigger, back).await;
+    // The dry run answers what the policy will do, and changes nothing.
+    let (status, dry) = post(
+        &app,
+        &format!("/v1/activities/{id}/resume"),
+        json!({"dry_run": true}),
+    )
+    .await;
+    assert_eq!(status, 200, "{dry}");
+    assert_eq!(
+        (&dry["dry_run"], &dry["paused"]),
+        (&json!(true), &json!(true)),
+        "{dry}"
+    );
+    assert_eq!(dry["missed"]["backfilled"], 3, "{dry}");
+    assert_eq!(
+        dry["missed"]["runs"].as_array().map(Vec::len),
+        Some(3),
+        "{dry}"
+    );
+    assert_eq!(
+        dry["missed"]["skipped_span"]["reason"], "catchup_limit",
+        "{dry}"
+    );
+    let (_, activity) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+    assert_eq!(activity["paused"], true, "{activity}");
     let resumed = resume(&app, &id, back, 60, ran).await;
+    assert_eq!(resumed["dry_run"], false, "{resumed}");
     let missed = &resumed["missed"];
     let until = at(&missed["until"]);
     let run = times(&missed["runs"]);

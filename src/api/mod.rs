@@ -7,6 +7,7 @@ pub mod alert_model;
 pub mod alerts;
 pub mod auth;
 pub mod cloudevents;
+pub mod console;
 pub mod event_batch;
 pub mod event_history;
 pub mod events;
@@ -24,6 +25,7 @@ pub mod run_bulk;
 pub mod run_control;
 pub mod runs;
 pub mod schedule;
+pub mod session;
 pub mod sources;
 pub mod stats;
 pub mod stream;
@@ -113,6 +115,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(keys::create_key, keys::list_keys))
         .routes(routes!(keys::get_key))
         .routes(routes!(keys::revoke_key))
+        .routes(routes!(session::get_session))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(health::metrics))

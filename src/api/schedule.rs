@@ -21,6 +21,17 @@ pub struct PauseRequest {
     pub note: Option<String>,
 }
 
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeRequest {
+    /// Shown on the Temporal schedule.
+    pub note: Option<String>,
+    /// Answer what a resume now would do about the missed times, and
+    /// change nothing: the activity stays paused and nothing runs.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
 /// What happened to one nominal time.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct NominalTimeOutcome {
@@ -123,6 +134,9 @@ pub struct PauseResponse {
     /// missed while paused; `null` for a pause.
     pub missed: Option<MissedTimes>,
     pub sync_state: SyncState,
+    /// `true` for a resume's dry run: nothing changed, and `missed` says
+    /// what a resume now would do (`null` when the activity is not paused).
+    pub dry_run: bool,
 }
 
 impl From<PauseOutcome> for PauseResponse {
@@ -133,6 +147,7 @@ impl From<PauseOutcome> for PauseResponse {
             note: o.activity.pause_note,
             missed: o.missed.map(Into::into),
             sync_state: o.sync.state,
+            dry_run: o.dry_run,
         }
     }
 }
@@ -174,16 +189,17 @@ pub async fn pause_activity(
 /// the most recent `catchup_limit`, `compress` runs one for the latest with a
 /// window reaching back to where the last covered window ended. The answer
 /// is bounded (counts, the skipped span, the times that run); the timeline
-/// lists every time.
+/// lists every time. With `dry_run`, the answer is what a resume now would
+/// decide, and nothing changes.
 #[utoipa::path(
     post,
     path = "/v1/activities/{id}/resume",
     security(("bearer" = ["write"])),
     tag = "schedules",
-    request_body(content = Option<PauseRequest>, description = "Optional; an empty body is no note"),
+    request_body(content = Option<ResumeRequest>, description = "Optional; an empty body is no note and no dry run"),
     params(("id" = uuid::Uuid, Path, description = "Activity ID")),
     responses(
-        (status = 200, description = "Resumed", body = PauseResponse),
+        (status = 200, description = "Resumed, or the dry run's answer", body = PauseResponse),
         (status = 400, description = "Bad request", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Not a scheduled activity", body = Problem, content_type = "application/problem+json"),
@@ -195,13 +211,14 @@ pub async fn pause_activity(
 pub async fn resume_activity(
     State(state): State<AppState>,
     IdParam(id): IdParam,
-    OptionalJsonBody(request): OptionalJsonBody<PauseRequest>,
+    OptionalJsonBody(request): OptionalJsonBody<ResumeRequest>,
 ) -> ApiResult<Json<PauseResponse>> {
-    let outcome = state
-        .services
-        .schedules
-        .resume(id, request.note.as_deref())
-        .await?;
+    let schedules = &state.services.schedules;
+    let outcome = if request.dry_run {
+        schedules.resume_dry_run(id).await?
+    } else {
+        schedules.resume(id, request.note.as_deref()).await?
+    };
     Ok(Json(outcome.into()))
 }
 

@@ -363,6 +363,18 @@ impl ActivityStore {
         Ok((activity, if paused { None } else { since }))
     }
 
+    /// Since when a live, paused activity has been paused; `None` when it
+    /// is not paused.
+    pub async fn paused_since(&self, id: Uuid) -> StoreResult<Option<DateTime<Utc>>> {
+        let row: Option<(Option<DateTime<Utc>>,)> = sqlx::query_as(
+            "SELECT paused_at FROM activities WHERE id = $1 AND paused AND deleted_at IS NULL",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.and_then(|(since,)| since))
+    }
+
     /// Every pause of an activity: (paused_at, resumed_at).
     pub async fn pauses(
         &self,

@@ -61,7 +61,7 @@ impl TemporalServer {
             db_file: dir.join("temporal.sqlite"),
             wrapper: None,
         };
-        server.spawn();
+        server.spawn(true);
         server
     }
 
@@ -73,8 +73,11 @@ impl TemporalServer {
     /// free ports for its internal services by itself, and two servers
     /// starting at once can race for the same one; the loser exits, so a
     /// server that dies (or never answers) before it is ready is started
-    /// again, a few times, before the test gives up.
-    fn spawn(&mut self) {
+    /// again, a few times, before the test gives up. A port taken meanwhile
+    /// by another process stays taken, so each new attempt takes a new HTTP
+    /// port, and a new gRPC port too on a first start (a restart keeps the
+    /// gRPC port its clients know).
+    fn spawn(&mut self, first_start: bool) {
         const ATTEMPTS: usize = 4;
         for attempt in 1..=ATTEMPTS {
             let mut child = self.launch();
@@ -98,6 +101,10 @@ impl TemporalServer {
                         "Temporal dev server on {} {why} (attempt {attempt}), starting it again: {log}",
                         self.port
                     );
+                    self.http_port = free_port();
+                    if first_start {
+                        self.port = free_port();
+                    }
                 }
             }
         }
@@ -162,7 +169,7 @@ impl TemporalServer {
 
     pub fn restart(&mut self) {
         self.stop();
-        self.spawn();
+        self.spawn(false);
     }
 }
 

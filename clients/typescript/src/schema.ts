@@ -173,7 +173,8 @@ export interface paths {
          *     the most recent `catchup_limit`, `compress` runs one for the latest with a
          *     window reaching back to where the last covered window ended. The answer
          *     is bounded (counts, the skipped span, the times that run); the timeline
-         *     lists every time.
+         *     lists every time. With `dry_run`, the answer is what a resume now would
+         *     decide, and nothing changes.
          */
         post: operations["resume_activity"];
         delete?: never;
@@ -578,6 +579,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller: whether authentication is on, and the key and scope this
+         *     request was made with. Any live key with `read` (or a scope covering it)
+         *     may ask; a revoked or unknown key is a 401.
+         */
+        get: operations["get_session"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sources": {
         parameters: {
             query?: never;
@@ -933,6 +955,11 @@ export interface components {
              */
             status_code?: number | null;
         };
+        /**
+         * @description Whether requests need an API key.
+         * @enum {string}
+         */
+        Authentication: "required" | "disabled";
         BackfillRequest: {
             /** @description Answer what the backfill would do, and run nothing. */
             dry_run?: boolean;
@@ -1686,6 +1713,11 @@ export interface components {
         PauseResponse: {
             /** Format: uuid */
             activity_id: string;
+            /**
+             * @description `true` for a resume's dry run: nothing changed, and `missed` says
+             *     what a resume now would do (`null` when the activity is not paused).
+             */
+            dry_run: boolean;
             missed?: null | components["schemas"]["MissedTimes"];
             note?: string | null;
             paused: boolean;
@@ -1853,6 +1885,15 @@ export interface components {
          * @enum {string}
          */
         Repeated: "first" | "last" | "both";
+        ResumeRequest: {
+            /**
+             * @description Answer what a resume now would do about the missed times, and
+             *     change nothing: the activity stays paused and nothing runs.
+             */
+            dry_run?: boolean;
+            /** @description Shown on the Temporal schedule. */
+            note?: string | null;
+        };
         /**
          * @description How failed attempts of a task are retried (Temporal activity retries).
          *     Left-out fields keep the defaults of the task's type. `webhook`: 5
@@ -2132,6 +2173,15 @@ export interface components {
          * @enum {string}
          */
         Scope: "read" | "write" | "events" | "admin";
+        SessionResponse: {
+            authentication: components["schemas"]["Authentication"];
+            key?: null | components["schemas"]["KeyResponse"];
+            /**
+             * @description What the caller may do: its key's scope, or `admin` when
+             *     authentication is disabled. `write` covers `read`; `admin` covers all.
+             */
+            scope: components["schemas"]["Scope"];
+        };
         /**
          * @description Why a recorded run did not execute.
          * @enum {string}
@@ -3347,14 +3397,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Optional; an empty body is no note */
+        /** @description Optional; an empty body is no note and no dry run */
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["PauseRequest"];
+                "application/json": components["schemas"]["ResumeRequest"];
             };
         };
         responses: {
-            /** @description Resumed */
+            /** @description Resumed, or the dry run's answer */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5265,6 +5315,53 @@ export interface operations {
                 };
             };
             /** @description A dependency is unavailable, or the request timed out */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
             503: {
                 headers: {
                     [name: string]: unknown;

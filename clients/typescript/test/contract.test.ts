@@ -528,8 +528,20 @@ describe("activity-control-plane through the generated TypeScript client", () =>
         assert.equal(schedule.paused, true);
         assert.equal(schedule.schedule_id, `activity-${activityId}`);
 
+        // A dry run answers what a resume would do and leaves it paused.
+        const dry = ok(
+            await acp.POST("/v1/activities/{id}/resume", { params: { path: { id: activityId } }, body: { dry_run: true } }),
+            200,
+        );
+        assert.equal(dry.dry_run, true);
+        assert.equal(dry.paused, true);
+        assert.ok(dry.missed, "a paused activity's dry run answers its missed times");
+        const still = ok(await acp.GET("/v1/activities/{id}/schedule", { params: { path: { id: activityId } } }), 200);
+        assert.equal(still.paused, true);
+
         const resumed = ok(await acp.POST("/v1/activities/{id}/resume", { params: { path: { id: activityId } } }), 200);
         assert.equal(resumed.paused, false);
+        assert.equal(resumed.dry_run, false);
 
         // With a body, the note arrives.
         const noted = ok(
@@ -1046,6 +1058,10 @@ describe("activity-control-plane through the generated TypeScript client", () =>
 
         const reader = client(key.token);
         ok(await reader.GET("/v1/activities/{id}", { params: { path: { id: activityId } } }), 200);
+        const session = ok(await reader.GET("/v1/session"), 200);
+        assert.equal(session.authentication, "required");
+        assert.equal(session.scope, "read");
+        assert.equal(session.key?.id, key.id);
         problem(await reader.POST("/v1/activities/{id}/pause", { params: { path: { id: activityId } } }), 403);
         problem(await reader.GET("/v1/keys"), 403);
 
@@ -1059,6 +1075,7 @@ describe("activity-control-plane through the generated TypeScript client", () =>
         const revoked = ok(await acp.POST("/v1/keys/{id}/revoke", { params: { path: { id: key.id } } }), 200);
         assert.ok(revoked.revoked_at, "revoked_at is set");
         problem(await reader.GET("/v1/activities/{id}", { params: { path: { id: activityId } } }), 401);
+        problem(await reader.GET("/v1/session"), 401);
         problem(await acp.GET("/v1/keys/{id}", { params: { path: { id: randomUUID() } } }), 404);
     });
 

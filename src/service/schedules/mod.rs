@@ -61,6 +61,8 @@ pub struct PauseOutcome {
     pub activity: Activity,
     pub sync: SyncOutcome,
     pub missed: Option<MissedTimes>,
+    /// A resume's dry run: nothing changed.
+    pub dry_run: bool,
 }
 
 /// One nominal time and what became of it.
@@ -133,6 +135,7 @@ impl Schedules {
             activity,
             sync,
             missed: None,
+            dry_run: false,
         })
     }
 

@@ -12,6 +12,7 @@ use crate::domain::resume::plan_resume;
 use crate::domain::timeline::{TimeAction, TimelineReason};
 use crate::domain::trigger::ScheduledTrigger;
 use crate::domain::window::nominal_times_between;
+use crate::service::activities::SyncOutcome;
 
 /// The missed times a resume did not run, as one span.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +72,7 @@ impl Schedules {
         let trigger = scheduled(&activity)?;
         let missed = match paused_since {
             Some(since) => Some(
-                self.decide_missed(&activity, trigger, since, asked, unpaused)
+                self.decide_missed(&activity, trigger, since, asked, unpaused, false)
                     .await?,
             ),
             None => None,
@@ -80,9 +81,45 @@ impl Schedules {
             activity,
             sync,
             missed,
+            dry_run: false,
         })
     }
 
+    /// What `resume` would decide if asked now, changing nothing: the
+    /// activity stays paused, no span is recorded and nothing runs. The
+    /// times the policy would run are answered as `backfilled`. `missed` is
+    /// `null` when the activity is not paused.
+    pub async fn resume_dry_run(&self, id: uuid::Uuid) -> Result<PauseOutcome> {
+        let activity = self.activities.get(id).await?;
+        let trigger = scheduled(&activity)?;
+        let now = Utc::now();
+        let since = if activity.paused {
+            self.activities.store().paused_since(id).await?
+        } else {
+            None
+        };
+        let missed = match since {
+            Some(since) => Some(
+                self.decide_missed(&activity, trigger, since, now, now, true)
+                    .await?,
+            ),
+            None => None,
+        };
+        let sync = SyncOutcome {
+            state: activity.sync.state,
+            error: activity.sync.last_error.clone(),
+            view: None,
+        };
+        Ok(PauseOutcome {
+            activity,
+            sync,
+            missed,
+            dry_run: true,
+        })
+    }
+
+    /// Decides the missed times: with `dry_run`, only answers what would
+    /// become of them.
     async fn decide_missed(
         &self,
         activity: &Activity,
@@ -90,6 +127,7 @@ impl Schedules {
         since: DateTime<Utc>,
         asked: DateTime<Utc>,
         unpaused: DateTime<Utc>,
+        dry_run: bool,
     ) -> Result<MissedTimes> {
         let id = activity.id;
         // A time fired in the moment before the pause took effect, or by
@@ -110,7 +148,7 @@ impl Schedules {
                         && trigger.end_at.is_none_or(|e| *t <= e)
                 })
                 .collect();
-        if let Some(span) = &plan.skipped {
+        if let Some(span) = plan.skipped.as_ref().filter(|_| !dry_run) {
             self.runs
                 .insert_skipped_span(id, span, activity.version)
                 .await?;
@@ -118,7 +156,11 @@ impl Schedules {
         let mut times = plan.run.clone();
         times.extend(&in_flight);
         let window = plan.run.last().copied().zip(plan.window_start);
-        let action = self.request_backfill(activity, &times, window).await?;
+        let action = if dry_run {
+            TimeAction::Backfilled
+        } else {
+            self.request_backfill(activity, &times, window).await?
+        };
         let count = |wanted: TimeAction| {
             if action == wanted {
                 plan.run.len() as u64

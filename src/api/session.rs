@@ -1,0 +1,68 @@
+//! `GET /v1/session`: who the caller is, for a client (the console) that has
+//! to know which actions to offer: whether authentication is on, and the
+//! caller's key and scope.
+
+use axum::extract::State;
+use axum::{Extension, Json};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::AppState;
+use super::auth::CallerKey;
+use super::keys::{KeyResponse, render};
+use crate::auth::Scope;
+use crate::error::{ApiResult, Problem};
+
+/// Whether requests need an API key.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Authentication {
+    /// Every `/v1` request needs a bearer API key.
+    Required,
+    /// `ACP_AUTH_DISABLED`: no key is asked for and every action is allowed.
+    Disabled,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionResponse {
+    pub authentication: Authentication,
+    /// What the caller may do: its key's scope, or `admin` when
+    /// authentication is disabled. `write` covers `read`; `admin` covers all.
+    pub scope: Scope,
+    /// The key the request was made with; `null` when authentication is
+    /// disabled.
+    pub key: Option<KeyResponse>,
+}
+
+/// The caller: whether authentication is on, and the key and scope this
+/// request was made with. Any live key with `read` (or a scope covering it)
+/// may ask; a revoked or unknown key is a 401.
+#[utoipa::path(
+    get,
+    path = "/v1/session",
+    security(("bearer" = ["read"])),
+    tag = "keys",
+    responses(
+        (status = 200, description = "The caller", body = SessionResponse),
+        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[tracing::instrument(skip(state))]
+pub async fn get_session(
+    State(state): State<AppState>,
+    caller: Option<Extension<CallerKey>>,
+) -> ApiResult<Json<SessionResponse>> {
+    let Some(Extension(CallerKey(id))) = caller else {
+        return Ok(Json(SessionResponse {
+            authentication: Authentication::Disabled,
+            scope: Scope::Admin,
+            key: None,
+        }));
+    };
+    let key = render(state.keys.get(id).await?);
+    Ok(Json(SessionResponse {
+        authentication: Authentication::Required,
+        scope: key.scope,
+        key: Some(key),
+    }))
+}
