@@ -9,6 +9,9 @@ use super::{StoreError, StoreResult};
 use crate::domain::activity::{Activity, ActivityDefinition, SyncState, SyncStatus};
 use crate::domain::trigger::{Trigger, TriggerType};
 
+mod pauses;
+mod sync;
+
 const COLUMNS: &str = "id, version, definition, paused, pause_note, created_at, updated_at, \
     deleted_at, sync_state, last_synced_at, last_sync_error, synced_version, schedule_conflict_token";
 
@@ -313,157 +316,6 @@ impl ActivityStore {
         .await?;
         tx.commit().await?;
         Ok(row.into())
-    }
-
-    /// Pauses or resumes (idempotently). Returns the activity and, when this
-    /// call resumed it, since when it had been paused.
-    #[tracing::instrument(skip(self))]
-    pub async fn set_paused(
-        &self,
-        id: Uuid,
-        paused: bool,
-        note: Option<&str>,
-    ) -> StoreResult<(Activity, Option<DateTime<Utc>>)> {
-        let mut tx = self.pool.begin().await?;
-        let current = lock_live(&mut tx, id).await?;
-        let (since,): (Option<DateTime<Utc>>,) =
-            sqlx::query_as("SELECT paused_at FROM activities WHERE id = $1")
-                .bind(id)
-                .fetch_one(&mut *tx)
-                .await?;
-        if current.paused == paused {
-            return Ok((current, None));
-        }
-        let row: ActivityRow = sqlx::query_as(&format!(
-            "UPDATE activities SET paused = $2, pause_note = $3, version = version + 1, updated_at = now(),
-                 paused_at = CASE WHEN $2 THEN now() ELSE NULL END, sync_state = 'pending'
-             WHERE id = $1 RETURNING {COLUMNS}"
-        ))
-        .bind(id)
-        .bind(paused)
-        .bind(note)
-        .fetch_one(&mut *tx)
-        .await?;
-        let activity: Activity = row.into();
-        record_version(&mut tx, id, activity.version, &activity.definition).await?;
-        if paused {
-            sqlx::query("INSERT INTO activity_pauses (activity_id, paused_at) VALUES ($1, now())")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        } else {
-            sqlx::query(
-                "UPDATE activity_pauses SET resumed_at = now() WHERE activity_id = $1 AND resumed_at IS NULL",
-            )
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
-        Ok((activity, if paused { None } else { since }))
-    }
-
-    /// Every pause of an activity: (paused_at, resumed_at).
-    pub async fn pauses(
-        &self,
-        id: Uuid,
-    ) -> StoreResult<Vec<(DateTime<Utc>, Option<DateTime<Utc>>)>> {
-        Ok(sqlx::query_as(
-            "SELECT paused_at, resumed_at FROM activity_pauses WHERE activity_id = $1 ORDER BY paused_at",
-        )
-        .bind(id)
-        .fetch_all(&self.pool)
-        .await?)
-    }
-
-    /// Opens an outage period, unless one is open already.
-    pub async fn begin_temporal_outage(
-        &self,
-        since: DateTime<Utc>,
-        detected: DateTime<Utc>,
-    ) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO temporal_outages (started_at, detected_at) VALUES ($1, $2)
-             ON CONFLICT ((ended_at IS NULL)) WHERE ended_at IS NULL DO NOTHING",
-        )
-        .bind(since)
-        .bind(detected)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    /// Closes the open outage period, if there is one.
-    pub async fn end_temporal_outage(&self, at: DateTime<Utc>) -> StoreResult<()> {
-        sqlx::query(
-            "UPDATE temporal_outages SET ended_at = greatest($1, started_at) WHERE ended_at IS NULL",
-        )
-        .bind(at)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    /// Outage periods that overlap `[from, to)`; an open one ends now.
-    pub async fn temporal_outages(
-        &self,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-    ) -> StoreResult<Vec<(DateTime<Utc>, DateTime<Utc>)>> {
-        Ok(sqlx::query_as(
-            "SELECT started_at, coalesce(ended_at, now()) FROM temporal_outages
-             WHERE started_at < $2 AND coalesce(ended_at, now()) > $1 ORDER BY started_at",
-        )
-        .bind(from)
-        .bind(to)
-        .fetch_all(&self.pool)
-        .await?)
-    }
-
-    /// Records the outcome of bringing Temporal to `version`. A stale outcome
-    /// (the activity moved on meanwhile) is dropped: the newer write syncs itself.
-    #[tracing::instrument(skip(self, conflict_token))]
-    pub async fn record_sync(
-        &self,
-        id: Uuid,
-        version: i64,
-        state: SyncState,
-        error: Option<&str>,
-        conflict_token: Option<&[u8]>,
-    ) -> StoreResult<bool> {
-        let result = sqlx::query(
-            "UPDATE activities SET
-                 sync_state = $3,
-                 last_sync_error = $4,
-                 last_synced_at = CASE WHEN $3 IN ('synced', 'not_applicable') THEN now() ELSE last_synced_at END,
-                 synced_version = CASE WHEN $3 IN ('synced', 'not_applicable') THEN $2 ELSE synced_version END,
-                 schedule_conflict_token = CASE WHEN $3 = 'synced' THEN $5 ELSE schedule_conflict_token END
-             WHERE id = $1 AND version = $2",
-        )
-        .bind(id)
-        .bind(version)
-        .bind(state.as_str())
-        .bind(error)
-        .bind(conflict_token)
-        .execute(&self.pool)
-        .await?;
-        Ok(result.rows_affected() == 1)
-    }
-
-    /// Everything the reconciler must look at: live activities, and deleted ones
-    /// whose schedule may still exist. Those not in sync come first, then the
-    /// synced ones by how long ago they were last checked.
-    pub async fn reconcile_candidates(&self) -> StoreResult<Vec<Activity>> {
-        let rows: Vec<ActivityRow> = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM activities
-             WHERE deleted_at IS NULL OR sync_state <> 'not_applicable'
-             ORDER BY (sync_state IN ('synced', 'not_applicable')
-                       AND synced_version IS NOT DISTINCT FROM version),
-                      last_synced_at NULLS FIRST, id"
-        ))
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows.into_iter().map(Into::into).collect())
     }
 }
 
