@@ -10,7 +10,10 @@ use super::run_history::named;
 use super::{StoreError, StoreResult};
 use crate::domain::activity::ActivityDefinition;
 use crate::domain::misfire::SkipReason;
-use crate::domain::run::{Cancellation, RunStatus, RunTrigger, TaskStatus};
+use crate::domain::run::{Cancellation, RunStatus, RunTrigger};
+
+mod requested;
+mod tasks;
 
 /// `cancel_requested_at, cancel_reason, cancelled_by, cancel_forced`.
 type CancelRow = (DateTime<Utc>, Option<String>, Option<Uuid>, bool);
@@ -164,105 +167,6 @@ impl RunStore {
         Ok(end)
     }
 
-    /// Whether a nominal time was asked for explicitly: `None` if not, else
-    /// the window start the request chose for its run, if it chose one.
-    pub async fn requested(
-        &self,
-        activity_id: Uuid,
-        scheduled_for: DateTime<Utc>,
-    ) -> StoreResult<Option<Option<DateTime<Utc>>>> {
-        let row: Option<(Option<DateTime<Utc>>,)> = sqlx::query_as(
-            "SELECT window_start FROM backfill_requests WHERE activity_id = $1 AND scheduled_for = $2",
-        )
-        .bind(activity_id)
-        .bind(scheduled_for)
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(row.map(|(window_start,)| window_start))
-    }
-
-    /// Records times asked for explicitly, to be handed to Temporal. Asking
-    /// again for a time recorded before (a catch-up's plan, an earlier
-    /// backfill) makes it undispatched again until this request's backfill
-    /// is accepted.
-    pub async fn request_times(
-        &self,
-        activity_id: Uuid,
-        times: &[DateTime<Utc>],
-    ) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO backfill_requests (activity_id, scheduled_for)
-             SELECT $1, t FROM unnest($2::timestamptz[]) AS t
-             ON CONFLICT (activity_id, scheduled_for)
-             DO UPDATE SET requested_at = now(), dispatched_at = NULL",
-        )
-        .bind(activity_id)
-        .bind(times)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    /// Records the times a catch-up decided to run as asked for. Temporal
-    /// already holds their fires (buffered behind the backlog), so they count
-    /// as dispatched: nothing hands them over again.
-    pub async fn plan_catch_up(
-        &self,
-        activity_id: Uuid,
-        times: &[DateTime<Utc>],
-    ) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO backfill_requests (activity_id, scheduled_for, dispatched_at)
-             SELECT $1, t, now() FROM unnest($2::timestamptz[]) AS t ON CONFLICT DO NOTHING",
-        )
-        .bind(activity_id)
-        .bind(times)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    /// Marks requested times as accepted by Temporal.
-    pub async fn mark_dispatched(
-        &self,
-        activity_id: Uuid,
-        times: &[DateTime<Utc>],
-    ) -> StoreResult<()> {
-        sqlx::query(
-            "UPDATE backfill_requests SET dispatched_at = now()
-             WHERE activity_id = $1 AND scheduled_for = ANY($2) AND dispatched_at IS NULL",
-        )
-        .bind(activity_id)
-        .bind(times)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    /// Requested times that Temporal has not accepted yet, asked for at least
-    /// `older_than` ago (younger ones may still be in their request), by
-    /// activity, for live scheduled activities. Times that ran meanwhile are
-    /// left out.
-    pub async fn undispatched(
-        &self,
-        older_than: std::time::Duration,
-    ) -> StoreResult<Vec<(Uuid, Vec<DateTime<Utc>>)>> {
-        let rows: Vec<(Uuid, Vec<DateTime<Utc>>)> = sqlx::query_as(
-            "SELECT b.activity_id, array_agg(b.scheduled_for ORDER BY b.scheduled_for)
-             FROM backfill_requests b JOIN activities a ON a.id = b.activity_id
-             WHERE b.dispatched_at IS NULL AND a.deleted_at IS NULL
-               AND b.requested_at < now() - make_interval(secs => $1)
-               AND NOT EXISTS (SELECT 1 FROM activity_runs r
-                               WHERE r.activity_id = b.activity_id AND r.scheduled_for = b.scheduled_for
-                                 AND r.status <> 'skipped')
-             GROUP BY b.activity_id",
-        )
-        .bind(older_than.as_secs_f64())
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows)
-    }
-
     /// Ends a run, by key. A run already ended keeps its first ending. A
     /// cancellation that the run's deadline asked for ends it `timed_out`.
     /// Returns the run's activity and the status written when this call
@@ -303,81 +207,6 @@ impl RunStore {
             .transpose()
     }
 
-    /// Upserts a task instance as started. A task that failed or was
-    /// cancelled in an earlier attempt of its run starts again, its earlier
-    /// outcome kept in `previous_attempts`; within one attempt (an activity
-    /// retry) the row is left as it is.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn start_task(
-        &self,
-        id: Uuid,
-        run_id: Uuid,
-        workflow_id: &str,
-        task_type: &str,
-        index: i32,
-        name: Option<&str>,
-    ) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO task_instances (id, run_id, workflow_id, task_type, task_index, name, status,
-                 started_at, run_attempt)
-             VALUES ($1, $2, $3, $4, $5, $6, 'running', now(),
-                 COALESCE((SELECT attempt FROM activity_runs WHERE run_id = $2), 1))
-             ON CONFLICT (id) DO UPDATE SET status = 'running', started_at = now(),
-                 finished_at = NULL, output = NULL, error = NULL, attempts = 0,
-                 run_attempt = EXCLUDED.run_attempt,
-                 previous_attempts = task_instances.previous_attempts || jsonb_build_array(
-                     jsonb_build_object('run_attempt', task_instances.run_attempt,
-                         'status', task_instances.status, 'attempts', task_instances.attempts,
-                         'started_at', task_instances.started_at,
-                         'finished_at', task_instances.finished_at,
-                         'error', task_instances.error))
-             WHERE task_instances.status IN ('failed', 'cancelled')
-               AND task_instances.run_attempt < EXCLUDED.run_attempt",
-        )
-        .bind(id)
-        .bind(run_id)
-        .bind(workflow_id)
-        .bind(task_type)
-        .bind(index)
-        .bind(name)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    /// Records that attempt `attempt` of a task's work began.
-    pub async fn record_attempt(&self, id: Uuid, attempt: i32) -> StoreResult<()> {
-        sqlx::query("UPDATE task_instances SET attempts = GREATEST(attempts, $2) WHERE id = $1")
-            .bind(id)
-            .bind(attempt)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
-    pub async fn finish_task(
-        &self,
-        id: Uuid,
-        status: TaskStatus,
-        attempts: i32,
-        output: Option<&serde_json::Value>,
-        error: Option<&str>,
-    ) -> StoreResult<()> {
-        sqlx::query(
-            "UPDATE task_instances SET status = $2, attempts = GREATEST(attempts, $3), output = $4,
-                 error = $5, finished_at = now()
-             WHERE id = $1 AND status = 'running'",
-        )
-        .bind(id)
-        .bind(status.as_str())
-        .bind(attempts)
-        .bind(output.map(Json))
-        .bind(error)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
     /// Records a request to cancel a running run. The first request's reason
     /// and requester stay; a later `force` is recorded. `None` when the run
     /// is not running (any more).
@@ -410,48 +239,5 @@ impl RunStore {
                 forced,
             },
         ))
-    }
-
-    /// Marks a cancelled run's task rows: the one it interrupted (still
-    /// `running`) and those it never started (inserted as `cancelled`).
-    pub async fn cancel_tasks(&self, run_id: Uuid, unstarted: &[NewTask]) -> StoreResult<()> {
-        let mut tx = self.pool.begin().await?;
-        sqlx::query(
-            "UPDATE task_instances SET status = 'cancelled', finished_at = now()
-             WHERE run_id = $1 AND status = 'running'",
-        )
-        .bind(run_id)
-        .execute(&mut *tx)
-        .await?;
-        for task in unstarted {
-            sqlx::query(
-                "INSERT INTO task_instances (id, run_id, workflow_id, task_type, task_index, name, status,
-                     finished_at, run_attempt)
-                 VALUES ($1, $2, $3, $4, $5, $6, 'cancelled', now(),
-                     COALESCE((SELECT attempt FROM activity_runs WHERE run_id = $2), 1))
-                 ON CONFLICT (id) DO NOTHING",
-            )
-            .bind(task.id)
-            .bind(run_id)
-            .bind(&task.workflow_id)
-            .bind(&task.task_type)
-            .bind(task.index)
-            .bind(task.name.as_deref())
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(())
-    }
-
-    /// The workflow IDs of a run's tasks that are running.
-    pub async fn running_task_workflows(&self, run_id: Uuid) -> StoreResult<Vec<String>> {
-        let rows: Vec<(String,)> = sqlx::query_as(
-            "SELECT workflow_id FROM task_instances WHERE run_id = $1 AND status = 'running'",
-        )
-        .bind(run_id)
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows.into_iter().map(|r| r.0).collect())
     }
 }
