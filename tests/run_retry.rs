@@ -298,3 +298,45 @@ async fn a_worker_stopped_during_a_retry_finishes_it_after_restart_running_no_ta
     }
     worker.stop().await;
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_retry_cancelled_before_any_worker_took_it_ends_cancelled(pool: PgPool) {
+    let first = WebhookSink::start(200, Duration::ZERO).await;
+    let second = WebhookSink::start(500, Duration::ZERO).await;
+    let server = shared_temporal();
+    let namespace = new_namespace(&server.address()).await;
+    let app = TestApp::spawn(pool, &server.address(), &namespace).await;
+    let worker = app.worker(true, Default::default());
+    let run = two_task_run(&app, &first, &second).await;
+    assert_eq!(run["status"], "failed", "{run}");
+    let run_id = run["run_id"].as_str().unwrap_or_default().to_owned();
+    let workflow_id = run["workflow_id"].as_str().unwrap_or_default().to_owned();
+
+    // No worker: the retry's execution is started, and its first workflow
+    // task waits. The cancel reaches Temporal before any code of it ran.
+    worker.stop().await;
+    let (status, retried) = retry(&app, &run_id).await;
+    assert_eq!(status, 202, "{retried}");
+    let (status, cancelled) = json(
+        app.post(
+            &format!("/v1/runs/{run_id}/cancel"),
+            &json!({"reason": "changed my mind"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 202, "{cancelled}");
+
+    // A worker comes: the execution sees its cancel first and records it.
+    let worker = app.worker(true, Default::default());
+    let run = wait_run_done(&app, &run_id, Duration::from_secs(90)).await;
+    assert_eq!(run["status"], "cancelled", "{run}");
+    assert_eq!(run["attempt"], 2, "{run}");
+    eventually(Duration::from_secs(30), || async {
+        (executions_in(&app, &workflow_id, "Canceled").await == 1).then_some(())
+    })
+    .await;
+    // The attempt ran no task.
+    assert_eq!((first.count(), second.count()), (1, 1));
+    worker.stop().await;
+}

@@ -75,6 +75,10 @@ fn bookkeeping_after_cancel() -> ActivityOptions {
 /// Histories from before the patch keep their activity tasks on replay.
 const LOCAL_BOOKKEEPING: &str = "bookkeeping-as-local-activities";
 
+/// A run's log is written even when a cancel came first (see
+/// `RunActivityWorkflow::run`).
+const LOG_SURVIVES_CANCEL: &str = "log-run-survives-cancel";
+
 /// Runs one bookkeeping write: a local activity in executions under
 /// [`LOCAL_BOOKKEEPING`], an activity task in those from before it.
 /// `after_cancel` puts it on a cancellation token of its own (see
@@ -278,6 +282,12 @@ impl RunActivityWorkflow {
         let workflow_id = ctx.workflow_id().to_owned();
         let run_id = ids::run_id(&workflow_id);
         let input_activity = input.activity_id;
+        // Logged on a token of its own: a cancel that arrived before this
+        // execution's first workflow task would otherwise cancel the log
+        // itself, and the run would end with no one recording it (the task
+        // loop below records the cancel). Executions from before the patch
+        // keep their cancellable log on replay.
+        let log_survives_cancel = ctx.patched(LOG_SURVIVES_CANCEL);
         let logged = bookkeep(
             ctx,
             ExecutionActivities::log_run,
@@ -286,7 +296,7 @@ impl RunActivityWorkflow {
                 workflow_id,
                 run: input,
             },
-            false,
+            log_survives_cancel,
         )
         .await?;
         // Flow-controlled: a concurrency slot and/or a start under the rate
