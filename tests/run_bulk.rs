@@ -87,6 +87,30 @@ async fn bulk_retry_over_a_range_runs_only_the_failed_runs_again_and_a_repeat_do
     let range =
         json!({"scheduled_after": h(5).to_rfc3339(), "scheduled_before": h(1).to_rfc3339()});
 
+    // The dry run names the same runs and retries none.
+    let mut dry = range.clone();
+    dry["dry_run"] = json!(true);
+    let (status, matched) = post(&app, &format!("/v1/activities/{id}/runs/retry"), dry).await;
+    assert_eq!(status, 200, "{matched}");
+    assert_eq!(matched["dry_run"], true, "{matched}");
+    let named: Vec<String> = matched["results"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter(|r| r["outcome"] == "matched")
+        .map(|r| r["run_id"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(named, failed, "{matched}");
+    let unchanged = runs_by_time(&app, &id).await;
+    assert!(
+        unchanged
+            .values()
+            .filter(|r| failed.contains(&r["run_id"].as_str().unwrap_or_default().to_owned()))
+            .all(|r| r["status"] == "failed" && r["attempt"] == 1),
+        "a dry run retried something: {unchanged:?}"
+    );
+
     let (status, done) = post(
         &app,
         &format!("/v1/activities/{id}/runs/retry"),
@@ -172,7 +196,24 @@ async fn bulk_retry_over_a_range_runs_only_the_failed_runs_again_and_a_repeat_do
     assert_eq!(status, 422, "{problem}");
     assert!(problem.to_string().contains("status"), "{problem}");
 
-    // Bulk cancel: the one running run, terminated; a repeat finds nothing.
+    // Bulk cancel: the dry run names the one running run and leaves it
+    // running; then it is terminated; a repeat finds nothing.
+    let mut dry = range.clone();
+    dry["dry_run"] = json!(true);
+    let (status, matched) = post(&app, &format!("/v1/activities/{id}/runs/cancel"), dry).await;
+    assert_eq!(status, 200, "{matched}");
+    let results = matched["results"].as_array().cloned().unwrap_or_default();
+    assert_eq!(results.len(), 1, "{matched}");
+    assert_eq!(results[0]["outcome"], "matched", "{matched}");
+    let (_, still) = json(
+        app.get(&format!(
+            "/v1/runs/{}",
+            results[0]["run_id"].as_str().unwrap_or_default()
+        ))
+        .await,
+    )
+    .await;
+    assert_eq!(still["status"], "running", "{still}");
     let mut cancel = range.clone();
     cancel["force"] = json!(true);
     cancel["reason"] = json!("bulk test");

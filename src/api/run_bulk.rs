@@ -30,6 +30,9 @@ pub struct BulkRetryRequest {
     /// Nominal time before (RFC 3339).
     #[schema(format = DateTime)]
     pub scheduled_before: Option<String>,
+    /// Only answer which runs would be retried (outcome `matched`).
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 /// Which of the activity's running runs to cancel, and how.
@@ -47,6 +50,9 @@ pub struct BulkCancelRequest {
     pub scheduled_before: Option<String>,
     /// Recorded on each run and passed to Temporal.
     pub reason: Option<String>,
+    /// Only answer which runs would be cancelled (outcome `matched`).
+    #[serde(default)]
+    pub dry_run: bool,
     /// Terminate instead of cancel.
     #[serde(default)]
     pub force: bool,
@@ -74,6 +80,9 @@ pub struct BulkRunsResponse {
     pub more: bool,
     /// The most runs one request acts on.
     pub limit: i64,
+    /// `true`: nothing was done; `results` are the runs the request would
+    /// act on, each `matched`.
+    pub dry_run: bool,
 }
 
 impl From<BulkDone> for BulkRunsResponse {
@@ -82,6 +91,7 @@ impl From<BulkDone> for BulkRunsResponse {
             results: done.items.into_iter().map(render).collect(),
             more: done.more,
             limit: BULK_LIMIT,
+            dry_run: done.dry_run,
         }
     }
 }
@@ -102,12 +112,14 @@ fn filters(
     trigger_type: Option<RunTrigger>,
     after: Option<&str>,
     before: Option<&str>,
+    dry_run: bool,
 ) -> ApiResult<BulkRequest> {
     Ok(BulkRequest {
         status,
         trigger_type,
         scheduled_from: query_instant("scheduled_after", after)?,
         scheduled_to: query_instant("scheduled_before", before)?,
+        dry_run,
     })
 }
 
@@ -115,7 +127,8 @@ fn filters(
 /// each as `POST /v1/runs/{run_id}/retry` would, at most 100 per request
 /// (`more` says when more matched). Safe to repeat, also after a crash in
 /// the middle: runs already retried are running or done, and are not
-/// matched again.
+/// matched again. With `dry_run`, nothing is done: the answer lists the
+/// runs that would be retried, each `matched`.
 #[utoipa::path(
     post,
     path = "/v1/activities/{id}/runs/retry",
@@ -124,7 +137,7 @@ fn filters(
     request_body(content = Option<BulkRetryRequest>, description = "Optional; an empty body retries every failed or cancelled run (up to the limit)"),
     params(("id" = Uuid, Path, description = "Activity ID")),
     responses(
-        (status = 200, description = "What was done, run by run", body = BulkRunsResponse),
+        (status = 200, description = "What was done, run by run (with `dry_run`, what would be)", body = BulkRunsResponse),
         (status = 400, description = "Bad request", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid filter", body = Problem, content_type = "application/problem+json"),
@@ -143,6 +156,7 @@ pub async fn retry_activity_runs(
         request.trigger_type,
         request.scheduled_after.as_deref(),
         request.scheduled_before.as_deref(),
+        request.dry_run,
     )?;
     let done = state
         .services
@@ -156,7 +170,8 @@ pub async fn retry_activity_runs(
 /// `POST /v1/runs/{run_id}/cancel` would, at most 100 per request (`more`
 /// says when more matched). Safe to repeat: cancelled runs are not matched
 /// again, and a run whose cancellation still travels is asked again, which
-/// is harmless.
+/// is harmless. With `dry_run`, nothing is done: the answer lists the runs
+/// that would be cancelled, each `matched`.
 #[utoipa::path(
     post,
     path = "/v1/activities/{id}/runs/cancel",
@@ -165,7 +180,7 @@ pub async fn retry_activity_runs(
     request_body(content = Option<BulkCancelRequest>, description = "Optional; an empty body cancels every running run (up to the limit)"),
     params(("id" = Uuid, Path, description = "Activity ID")),
     responses(
-        (status = 200, description = "What was done, run by run", body = BulkRunsResponse),
+        (status = 200, description = "What was done, run by run (with `dry_run`, what would be)", body = BulkRunsResponse),
         (status = 400, description = "Bad request", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid filter or reason", body = Problem, content_type = "application/problem+json"),
@@ -185,6 +200,7 @@ pub async fn cancel_activity_runs(
         request.trigger_type,
         request.scheduled_after.as_deref(),
         request.scheduled_before.as_deref(),
+        request.dry_run,
     )?;
     let done = state.services.runs.cancel_many(id, &filter, cancel).await?;
     Ok(Json(done.into()))

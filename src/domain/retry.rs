@@ -105,6 +105,8 @@ named_enum! {
         Skipped = "skipped",
         /// Temporal or PostgreSQL did not answer; repeat the request.
         Unavailable = "unavailable",
+        /// A dry run: the request would act on this run.
+        Matched = "matched",
     }
 }
 

@@ -21,6 +21,8 @@ pub struct BulkRequest {
     pub trigger_type: Option<RunTrigger>,
     pub scheduled_from: Option<DateTime<Utc>>,
     pub scheduled_to: Option<DateTime<Utc>>,
+    /// Only answer which runs the request would act on.
+    pub dry_run: bool,
 }
 
 /// What a bulk request did with one run.
@@ -41,6 +43,8 @@ pub struct BulkItem {
 pub struct BulkDone {
     pub items: Vec<BulkItem>,
     pub more: bool,
+    /// Nothing was done: every item is `matched`.
+    pub dry_run: bool,
 }
 
 impl Runs {
@@ -75,6 +79,26 @@ impl Runs {
         Ok((runs, more))
     }
 
+    /// A dry run's answer: the runs the request would act on.
+    fn matched(runs: Vec<(Uuid, String, Option<DateTime<Utc>>)>, more: bool) -> BulkDone {
+        let items = runs
+            .into_iter()
+            .map(|(run_id, workflow_id, scheduled_for)| BulkItem {
+                run_id,
+                workflow_id,
+                scheduled_for,
+                outcome: BulkOutcome::Matched,
+                attempt: None,
+                detail: None,
+            })
+            .collect();
+        BulkDone {
+            items,
+            more,
+            dry_run: true,
+        }
+    }
+
     /// Retries the activity's failed and cancelled runs matching `request`
     /// (at most `BULK_LIMIT`), each as `retry` would.
     pub async fn retry_many(
@@ -84,6 +108,9 @@ impl Runs {
         requested_by: Option<Uuid>,
     ) -> Result<BulkDone> {
         let (runs, more) = self.bulk_candidates(activity_id, false, request).await?;
+        if request.dry_run {
+            return Ok(Self::matched(runs, more));
+        }
         let mut items = Vec::with_capacity(runs.len());
         for (run_id, workflow_id, scheduled_for) in runs {
             let item = |outcome, attempt, detail| BulkItem {
@@ -99,7 +126,11 @@ impl Runs {
                 Err(err) => failed_item(err, item)?,
             });
         }
-        Ok(BulkDone { items, more })
+        Ok(BulkDone {
+            items,
+            more,
+            dry_run: false,
+        })
     }
 
     /// Cancels the activity's running runs matching `request` (at most
@@ -111,6 +142,9 @@ impl Runs {
         cancel: CancelRequest,
     ) -> Result<BulkDone> {
         let (runs, more) = self.bulk_candidates(activity_id, true, request).await?;
+        if request.dry_run {
+            return Ok(Self::matched(runs, more));
+        }
         let mut items = Vec::with_capacity(runs.len());
         for (run_id, workflow_id, scheduled_for) in runs {
             let item = |outcome, attempt, detail| BulkItem {
@@ -129,7 +163,11 @@ impl Runs {
                 Err(err) => failed_item(err, item)?,
             });
         }
-        Ok(BulkDone { items, more })
+        Ok(BulkDone {
+            items,
+            more,
+            dry_run: false,
+        })
     }
 }
 

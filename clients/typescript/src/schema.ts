@@ -214,7 +214,8 @@ export interface paths {
          *     `POST /v1/runs/{run_id}/cancel` would, at most 100 per request (`more`
          *     says when more matched). Safe to repeat: cancelled runs are not matched
          *     again, and a run whose cancellation still travels is asked again, which
-         *     is harmless.
+         *     is harmless. With `dry_run`, nothing is done: the answer lists the runs
+         *     that would be cancelled, each `matched`.
          */
         post: operations["cancel_activity_runs"];
         delete?: never;
@@ -237,7 +238,8 @@ export interface paths {
          *     each as `POST /v1/runs/{run_id}/retry` would, at most 100 per request
          *     (`more` says when more matched). Safe to repeat, also after a crash in
          *     the middle: runs already retried are running or done, and are not
-         *     matched again.
+         *     matched again. With `dry_run`, nothing is done: the answer lists the
+         *     runs that would be retried, each `matched`.
          */
         post: operations["retry_activity_runs"];
         delete?: never;
@@ -1014,6 +1016,8 @@ export interface components {
         };
         /** @description Which of the activity's running runs to cancel, and how. */
         BulkCancelRequest: {
+            /** @description Only answer which runs would be cancelled (outcome `matched`). */
+            dry_run?: boolean;
             /** @description Terminate instead of cancel. */
             force?: boolean;
             /** @description Recorded on each run and passed to Temporal. */
@@ -1035,9 +1039,11 @@ export interface components {
          * @description What a bulk request did with one run.
          * @enum {string}
          */
-        BulkOutcome: "retried" | "cancel_requested" | "cancelled" | "skipped" | "unavailable";
+        BulkOutcome: "retried" | "cancel_requested" | "cancelled" | "skipped" | "unavailable" | "matched";
         /** @description Which of the activity's runs to retry. Every filter is optional. */
         BulkRetryRequest: {
+            /** @description Only answer which runs would be retried (outcome `matched`). */
+            dry_run?: boolean;
             /**
              * Format: date-time
              * @description Nominal time at or after (RFC 3339).
@@ -1069,6 +1075,11 @@ export interface components {
         };
         /** @description What a bulk request did, run by run (oldest nominal time first). */
         BulkRunsResponse: {
+            /**
+             * @description `true`: nothing was done; `results` are the runs the request would
+             *     act on, each `matched`.
+             */
+            dry_run: boolean;
             /**
              * Format: int64
              * @description The most runs one request acts on.
@@ -3596,7 +3607,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description What was done, run by run */
+            /** @description What was done, run by run (with `dry_run`, what would be) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3696,7 +3707,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description What was done, run by run */
+            /** @description What was done, run by run (with `dry_run`, what would be) */
             200: {
                 headers: {
                     [name: string]: unknown;

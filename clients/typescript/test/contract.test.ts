@@ -871,6 +871,16 @@ describe("activity-control-plane through the generated TypeScript client", () =>
         assert.equal(retried.attempt, 2);
         await underway(2);
 
+        // A dry run names the run it would cancel, and cancels nothing.
+        const wouldCancel = ok(
+            await acp.POST("/v1/activities/{id}/runs/cancel", { params: { path: { id } }, body: { dry_run: true } }),
+            200,
+        );
+        assert.equal(wouldCancel.dry_run, true);
+        assert.deepEqual(
+            wouldCancel.results.map((r) => [r.run_id, r.outcome]),
+            [[runId, "matched"]],
+        );
         const bulkCancel = ok(
             await acp.POST("/v1/activities/{id}/runs/cancel", { params: { path: { id } }, body: { reason: "bulk" } }),
             200,
