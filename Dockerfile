@@ -1,6 +1,18 @@
 # activity-control-plane: one binary, `acp` (serve | api | worker | migrate |
 # openapi). Build: docker build -t activity-control-plane .
 
+# --- console ---------------------------------------------------------------
+# The operations console (console/), built from its lockfile; build.rs embeds
+# console/dist into the binary.
+FROM node:20-bookworm-slim AS console
+WORKDIR /src
+COPY clients/typescript clients/typescript
+COPY console/package.json console/package-lock.json console/
+RUN npm ci --prefix console --no-audit --no-fund --ignore-scripts
+COPY openapi openapi
+COPY console console
+RUN npm run --prefix console build
+
 # --- build -----------------------------------------------------------------
 FROM rust:1-bookworm AS builder
 # The Temporal SDK's protos crate runs protoc in its build script.
@@ -25,6 +37,7 @@ RUN mkdir src \
 # .dockerignore keeps target/, tools/ and .git out). Touch the crate roots so
 # cargo rebuilds the crate rather than trusting the stubs' timestamps.
 COPY . .
+COPY --from=console /src/console/dist console/dist
 RUN touch src/main.rs src/lib.rs \
  && cargo build --release --bin acp
 

@@ -476,3 +476,47 @@ ensure_cloudevents_sdk() {
     fi
     export ACP_CLOUDEVENTS_PYTHON="$venv/bin/python"
 }
+
+# serve_fresh_acp NAME GRPC_PORT PORT [ACP_BINARY]
+# A service of one's own for a check against the real thing: a fresh
+# database (dropped on exit), a headless Temporal dev server on GRPC_PORT
+# (its HTTP API on GRPC_PORT+10), then `acp migrate` and `acp serve` on
+# 127.0.0.1:PORT with authentication on, stopped on exit. Webhooks to
+# loopback are allowed (the checks run their sinks on 127.0.0.1). The
+# binary (default target/debug/acp) must exist. Exports ACP_BASE_URL,
+# ACP_ADMIN_TOKEN (an admin key), ACP_READ_TOKEN (a read key),
+# TEMPORAL_ADDRESS, DATABASE_URL and ACP_SERVE_LOG.
+serve_fresh_acp() {
+    local name="$1" grpc_port="$2" port="$3" acp="${4:-$ACP_ROOT/target/debug/acp}"
+    [[ -x "$acp" ]] || die "$acp is missing: build it first"
+    ensure_temporal_cli
+    ensure_database test
+    local db="acp_${name//-/_}_$$"
+    local base_url="${DATABASE_URL%/*}"
+    psql "$DATABASE_URL" -Xqc "create database $db" >/dev/null
+    on_exit "psql '$DATABASE_URL' -Xqc 'drop database if exists $db with (force)' >/dev/null 2>&1 || true"
+    export DATABASE_URL="$base_url/$db"
+
+    local db_file="$ACP_TOOLS/temporal-$name-$$.sqlite"
+    on_exit "rm -f '$db_file' '$db_file-shm' '$db_file-wal'"
+    start_temporal_dev_server "$grpc_port" "$((grpc_port + 10))" none "$db_file"
+    export TEMPORAL_ADDRESS="127.0.0.1:$grpc_port"
+
+    export RUST_LOG="${RUST_LOG:-warn}"
+    "$acp" migrate >/dev/null
+    ACP_ADMIN_TOKEN="$("$acp" keys create --name "$name-admin" --scope admin 2>/dev/null)"
+    ACP_READ_TOKEN="$("$acp" keys create --name "$name-read" --scope read 2>/dev/null)"
+    export ACP_ADMIN_TOKEN ACP_READ_TOKEN
+
+    ACP_SERVE_LOG="$ACP_TOOLS/$name-acp.log"
+    export ACP_SERVE_LOG
+    ACP_LISTEN="127.0.0.1:$port" ACP_TASK_QUEUE="$name-$$" \
+        ACP_WEBHOOK_ALLOW_INTERNAL=true \
+        "$acp" serve >"$ACP_SERVE_LOG" 2>&1 </dev/null &
+    local acp_pid=$!
+    on_exit "stop_pid $acp_pid acp"
+    wait_http "http://127.0.0.1:$port/readyz" 60 "$acp_pid" ||
+        die "acp serve did not become ready; see ${ACP_SERVE_LOG#"$ACP_ROOT"/}"
+    export ACP_BASE_URL="http://127.0.0.1:$port"
+    log "acp serve ready on $ACP_BASE_URL (log: ${ACP_SERVE_LOG#"$ACP_ROOT"/})"
+}

@@ -31,6 +31,7 @@
 
 mod accept;
 mod baseline;
+mod console;
 mod cpu;
 mod e2e;
 mod history;
@@ -81,6 +82,10 @@ pub struct Bench {
     stream_rate: u64,
     /// `ACP_BENCH_STREAM_SECONDS`: for how long they are written (10).
     stream_seconds: u64,
+    /// `ACP_BENCH_CONSOLE_RUNS`: runs of benchmark 10's activity (100,000).
+    console_runs: usize,
+    /// `ACP_BENCH_TEMPORAL_UI`: the dev server's UI, for benchmark 10.
+    temporal_ui: Option<String>,
 }
 
 fn knob<T: std::str::FromStr>(name: &str, default: T) -> anyhow::Result<T> {
@@ -115,7 +120,7 @@ impl Bench {
                 .map(|n| n.trim().parse())
                 .collect::<Result<_, _>>()
                 .context("ACP_BENCH_ONLY is a comma-separated list of numbers")?,
-            Err(_) => (1..=9).collect(),
+            Err(_) => (1..=10).collect(),
         };
         Ok(Self {
             admin_url: std::env::var("DATABASE_URL").context("DATABASE_URL is not set")?,
@@ -133,6 +138,8 @@ impl Bench {
             stream_clients: knob("ACP_BENCH_STREAM_CLIENTS", 100)?,
             stream_rate: knob("ACP_BENCH_STREAM_RATE", 200)?,
             stream_seconds: knob("ACP_BENCH_STREAM_SECONDS", 10)?,
+            console_runs: knob("ACP_BENCH_CONSOLE_RUNS", 100_000)?,
+            temporal_ui: std::env::var("ACP_BENCH_TEMPORAL_UI").ok(),
         })
     }
 
@@ -184,6 +191,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if bench.wants(9) {
         stats::run(&bench).await?;
+    }
+    if bench.wants(10) {
+        console::run(&bench).await?;
     }
     Ok(())
 }
