@@ -6,7 +6,6 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use utoipa::IntoParams;
-use uuid::Uuid;
 
 use super::AppState;
 use super::activity_model::{ActivityRequest, ActivityResponse, render, request_of};
@@ -17,10 +16,13 @@ use super::merge_patch::merge_patch;
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use super::trigger_model::parse_trigger_type;
 use crate::domain::activity::Activity;
-use crate::domain::run::StartOutcome;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::activities::{Written, next_fire_times};
 use crate::store::activities::{ActivityFilter, Keyset};
+
+mod trigger;
+
+pub use trigger::{__path_trigger_activity, TriggerResponse, trigger_activity};
 
 const CURSOR_SCOPE: &str = "activities";
 
@@ -405,60 +407,4 @@ pub async fn delete_activity(
     let expect = if_match(&headers)?;
     state.services.activities.delete(id, expect).await?;
     Ok(StatusCode::NO_CONTENT)
-}
-
-/// What a manual trigger did.
-#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct TriggerResponse {
-    /// `activity-{id}:manual-{key}`
-    pub workflow_id: String,
-    /// UUIDv5 over `workflow_id`: the run's ID in `GET /v1/runs/{run_id}`.
-    pub run_id: Uuid,
-    /// The key of this trigger: the `Idempotency-Key` header, or generated.
-    pub key: String,
-    /// `started`, or `duplicate` when this key already triggered a run.
-    pub outcome: StartOutcome,
-}
-
-/// Run the activity once, now.
-///
-/// The run's workflow ID is `activity-{id}:manual-{key}`, with the key from
-/// `Idempotency-Key` (or generated), so a retried request starts nothing new.
-#[utoipa::path(
-    post,
-    path = "/v1/activities/{id}/trigger",
-    security(("bearer" = ["write"])),
-    tag = "activities",
-    params(
-        ("id" = Uuid, Path, description = "Activity ID"),
-        ("Idempotency-Key" = Option<String>, Header, description = "Makes retries of this trigger start one run", pattern = r"^[!-~]{1,255}$"),
-    ),
-    responses(
-        (status = 202, description = "Run started", body = TriggerResponse),
-        (status = 200, description = "This key already started a run", body = TriggerResponse),
-        (status = 400, description = "Bad ID or key", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Temporal refused the start", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL or Temporal unavailable", body = Problem, content_type = "application/problem+json"),
-    )
-)]
-#[tracing::instrument(skip(state, headers))]
-pub async fn trigger_activity(
-    State(state): State<AppState>,
-    IdParam(id): IdParam,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    let key = idempotency_key(&headers)?;
-    let triggered = state.services.runs.trigger(id, key).await?;
-    let status = match triggered.outcome {
-        StartOutcome::Started => StatusCode::ACCEPTED,
-        StartOutcome::Duplicate => StatusCode::OK,
-    };
-    let body = TriggerResponse {
-        workflow_id: triggered.workflow_id,
-        run_id: triggered.run_id,
-        key: triggered.key,
-        outcome: triggered.outcome,
-    };
-    Ok((status, axum::Json(body)).into_response())
 }

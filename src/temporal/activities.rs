@@ -3,27 +3,23 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use temporalio_common::error::ApplicationFailure;
-use temporalio_common::protos::temporal::api::failure::v1::Failure;
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
-use tracing::Instrument;
 
 use super::messages::*;
 use super::webhook;
 use crate::domain::duration::IsoDuration;
-use crate::domain::ids;
-use crate::domain::misfire::{Decision, Fire, SkipReason, catch_up_times, decide};
-use crate::domain::run::{RunStatus, RunTrigger, TaskStatus};
+use crate::domain::run::{RunStatus, TaskStatus};
 use crate::domain::task::NonRetryable;
-use crate::domain::trigger::Cadence;
-use crate::store::flow::Grant;
 use crate::store::runs::{NewRun, NewTask};
 use crate::store::{ActivityStore, FlowStore, RunStore};
 
-/// How many queued runs an ended run wakes: the head, and a few behind it
-/// in case the head was granted already or the limit has room for more.
-const WAKE_HEADS: i64 = 3;
+mod attempt;
+mod flow;
+mod launch;
+
+pub use attempt::root_message;
+use attempt::{activity_span, non_retryable, traced};
 
 pub struct ExecutionActivities {
     pub activities: ActivityStore,
@@ -38,28 +34,6 @@ pub struct ExecutionActivities {
 }
 
 impl ExecutionActivities {
-    /// After a flow-controlled run ended (its slot freed in the same
-    /// commit), signals the first runs queued for its key to ask for it now.
-    /// Best effort: a queued run also asks again when its wait ends.
-    async fn wake_queue(&self, run_id: uuid::Uuid) {
-        let heads = match self.flow.heads_after(run_id, WAKE_HEADS).await {
-            Ok(heads) => heads,
-            Err(err) => {
-                tracing::debug!(error = %err, "could not read the queue to wake");
-                return;
-            }
-        };
-        for workflow_id in heads {
-            if let Err(err) = self
-                .gateway
-                .signal_workflow(&workflow_id, super::workflows::SLOT_FREE_SIGNAL)
-                .await
-            {
-                tracing::debug!(error = %err, %workflow_id, "could not wake a queued run");
-            }
-        }
-    }
-
     /// Whether an injected failure hits this `log_run` (tests only).
     fn log_run_fails_after_insert(&self) -> bool {
         #[cfg(feature = "fault-injection")]
@@ -68,70 +42,6 @@ impl ExecutionActivities {
         }
         false
     }
-}
-
-/// The span of one activity attempt: its name, the run it serves (all but
-/// `prepare_scheduled_run`, which records the activity instead), the calling
-/// workflow and the attempt. Every log line of the activity carries them.
-fn activity_span(ctx: &ActivityContext, run_id: Option<uuid::Uuid>) -> Attempt {
-    let info = ctx.info();
-    let span = tracing::info_span!(
-        "temporal_activity",
-        activity = %info.activity_type,
-        run_id = tracing::field::Empty,
-        activity_id = tracing::field::Empty,
-        workflow_id = %info.workflow_id.as_deref().unwrap_or("-"),
-        attempt = info.attempt,
-    );
-    if let Some(run_id) = run_id {
-        span.record("run_id", tracing::field::display(run_id));
-    }
-    Attempt {
-        span,
-        activity_type: info.activity_type.clone(),
-    }
-}
-
-/// One activity attempt: its span, and its type for the latency histogram.
-struct Attempt {
-    span: tracing::Span,
-    activity_type: String,
-}
-
-/// Runs one activity attempt in its span and logs how it ended.
-async fn traced<T>(
-    Attempt {
-        span,
-        activity_type,
-    }: Attempt,
-    work: impl Future<Output = Result<T, ActivityError>>,
-) -> Result<T, ActivityError> {
-    let started = std::time::Instant::now();
-    let result = work.instrument(span.clone()).await;
-    let elapsed = started.elapsed();
-    crate::metrics::TASK_LATENCY
-        .with_label_values(&[activity_type.as_str()])
-        .observe(elapsed.as_secs_f64());
-    let elapsed_ms = elapsed.as_millis() as u64;
-    span.in_scope(|| match &result {
-        Ok(_) => tracing::debug!(elapsed_ms, "activity completed"),
-        Err(err) => tracing::warn!(elapsed_ms, error = ?err, "activity failed"),
-    });
-    result
-}
-
-fn non_retryable(message: impl Into<String>) -> ActivityError {
-    let message: String = message.into();
-    ActivityError::application(ApplicationFailure::non_retryable(anyhow::anyhow!(message)))
-}
-
-/// The innermost message of a failure chain: the activity's own words.
-pub fn root_message(failure: &Failure) -> String {
-    let mut current = failure;
-    while let Some(cause) = current.cause.as_deref() {
-        current = cause;
-    }
-    current.message.clone()
 }
 
 #[activities]
@@ -148,100 +58,7 @@ impl ExecutionActivities {
         attempt
             .span
             .record("activity_id", tracing::field::display(input.activity_id));
-        traced(attempt, async move {
-            let none = |reason: &str| Prepared {
-                run: None,
-                workflow_id: None,
-                reason: Some(reason.to_owned()),
-            };
-            let Some(activity) = self.activities.get_any(input.activity_id).await? else {
-                return Ok(none("activity does not exist"));
-            };
-            if activity.deleted {
-                return Ok(none("activity was deleted"));
-            }
-            let Some(trigger) = activity.definition.trigger.as_scheduled() else {
-                return Ok(none("activity is no longer scheduled"));
-            };
-            let kind = match trigger.cadence {
-                Cadence::Cron { .. } => RunTrigger::Cron,
-                Cadence::Interval { .. } => RunTrigger::Interval,
-            };
-            let requested = self
-                .runs
-                .requested(activity.id, input.scheduled_for)
-                .await?;
-            let fire = Fire {
-                scheduled_for: input.scheduled_for,
-                now: chrono::Utc::now(),
-                last_window_end: self.runs.last_window_end(activity.id).await?,
-                requested: requested.is_some(),
-                requested_window_start: requested.flatten(),
-            };
-            let run_at = |scheduled_for, window_start| RunInput {
-                activity_id: activity.id,
-                trigger: kind,
-                scheduled_for: Some(scheduled_for),
-                event_id: None,
-                event: None,
-                window_start,
-                window_end: Some(scheduled_for),
-                definition_version: activity.version,
-            };
-            let skip = async |reason: SkipReason| -> Result<(), ActivityError> {
-                crate::metrics::SKIPPED_FIRES
-                    .with_label_values(&[reason.as_str()])
-                    .inc();
-                let workflow_id = ids::scheduled_run_workflow_id(activity.id, input.scheduled_for);
-                self.runs
-                    .insert_skipped(
-                        ids::run_id(&workflow_id),
-                        activity.id,
-                        &workflow_id,
-                        kind,
-                        input.scheduled_for,
-                        reason,
-                        activity.version,
-                    )
-                    .await?;
-                Ok(())
-            };
-            Ok(match decide(trigger, fire) {
-                Decision::Run { window_start } => Prepared {
-                    run: Some(run_at(input.scheduled_for, window_start)),
-                    workflow_id: Some(ids::scheduled_run_workflow_id(
-                        activity.id,
-                        input.scheduled_for,
-                    )),
-                    reason: None,
-                },
-                Decision::Skip(reason) => {
-                    if reason == SkipReason::CatchupLimit {
-                        let times = catch_up_times(trigger, input.scheduled_for, fire.now);
-                        self.runs.plan_catch_up(activity.id, &times).await?;
-                        tracing::info!(
-                            scheduled_for = %input.scheduled_for,
-                            catch_up = ?times,
-                            "behind by the catch-up limit: the most recent times will run"
-                        );
-                    }
-                    skip(reason).await?;
-                    none(reason.as_str())
-                }
-                Decision::Compress {
-                    latest,
-                    window_start,
-                } => {
-                    skip(SkipReason::Compressed).await?;
-                    Prepared {
-                        run: Some(run_at(latest, window_start)),
-                        workflow_id: Some(ids::scheduled_run_workflow_id(activity.id, latest)),
-                        reason: Some(SkipReason::Compressed.as_str().to_owned()),
-                    }
-                }
-            })
-        })
-        .await
+        traced(attempt, self.decide_scheduled_run(input)).await
     }
 
     /// Upserts the run row and loads the definition version the run executes.
@@ -350,78 +167,7 @@ impl ExecutionActivities {
         input: AcquireSlotInput,
     ) -> Result<SlotGrant, ActivityError> {
         let attempt = activity_span(&ctx, Some(input.run_id));
-        traced(attempt, async move {
-            let mut grant = Grant::Acquired;
-            if let Some(gate) = &input.gate {
-                grant = self
-                    .flow
-                    .acquire(
-                        input.run_id,
-                        input.activity_id,
-                        &gate.key,
-                        gate.limit,
-                        gate.on_limit,
-                        input.rate.is_none(),
-                    )
-                    .await?;
-            }
-            // Once it holds its slot (or has none to hold), the run's start
-            // must fit its rate limit.
-            if let (Grant::Acquired, Some(rate)) = (&grant, &input.rate) {
-                grant = self
-                    .flow
-                    .acquire_rate(
-                        input.run_id,
-                        input.activity_id,
-                        &rate.key,
-                        rate.limit,
-                        chrono::Duration::milliseconds(rate.period_ms.min(i64::MAX as u64) as i64),
-                        rate.on_limit,
-                        input.gate.is_none(),
-                    )
-                    .await?;
-            }
-            Ok(match grant {
-                Grant::Acquired => SlotGrant::Acquired,
-                Grant::WaitFor { millis } => SlotGrant::WaitFor { millis },
-                Grant::Waiting => SlotGrant::Waiting,
-                Grant::Ended => SlotGrant::Ended,
-                Grant::Skipped => {
-                    crate::metrics::RUNS
-                        .with_label_values(&[
-                            &crate::metrics::activity_label(&input.activity_id),
-                            RunStatus::Skipped.as_str(),
-                        ])
-                        .inc();
-                    SlotGrant::Skipped
-                }
-                // The oldest run of the key is asked to cancel, as
-                // `POST /v1/runs/{id}/cancel` asks (recorded on its row, then
-                // Temporal); its ending frees the slot and wakes this run,
-                // first in the queue. Asking again on a later poll is a no-op.
-                Grant::CancelOldest { run_id: oldest } => {
-                    let key = input.gate.as_ref().map_or("", |g| g.key.as_str());
-                    let reason = format!(
-                        "cancel_oldest: run {} of key `{}` takes its slot",
-                        input.run_id, key
-                    );
-                    if self
-                        .runs
-                        .request_cancel(oldest, Some(&reason), None, false)
-                        .await?
-                        .is_some()
-                    {
-                        let (run, _) = self.runs.get_run(oldest).await?;
-                        self.gateway
-                            .cancel_workflow(&run.workflow_id, &reason)
-                            .await
-                            .map_err(|e| anyhow::anyhow!("cancel the oldest run: {e}"))?;
-                    }
-                    SlotGrant::Waiting
-                }
-            })
-        })
-        .await
+        traced(attempt, self.grant_slot(input)).await
     }
 
     #[activity(name = "start_task")]
