@@ -213,6 +213,7 @@ test("bulk-retry a filter, the count shown before confirming", async () => {
     const n = Number((await count.locator("strong").innerText()).replace("+", ""));
     const failedNow = (await api(`/v1/runs?activity_id=${id}&status=failed&limit=200`)).items.length;
     assert.ok(n >= 2 && n <= failedNow, `the dialog counts ${n} of ${failedNow} failed runs`);
+    assert.ok((await page.getByTestId("bulk-sample").locator("li a").count()) >= 2, "the matched runs are named");
     await page.getByRole("button", { name: `Retry ${n} runs` }).click();
     await page.getByTestId("bulk-result").waitFor();
     assert.match(await page.getByTestId("bulk-result").innerText(), /retried/);
@@ -248,7 +249,10 @@ test("pause with a note, resume with the policy shown", async () => {
     await dialog.getByTestId("policy").waitFor();
     assert.match(await dialog.getByTestId("policy").innerText(), /skip/);
     await dialog.getByText(/maintenance by e2e/).waitFor();
-    await dialog.locator("p.muted, [data-testid=missed], p").first().waitFor();
+    // What the policy will do with the times missed while paused: the service's dry run, or the estimate from the timeline.
+    const preview = dialog.locator('[data-testid="missed"], [data-testid="resume-estimate"]');
+    await preview.waitFor();
+    assert.match(await preview.innerText(), /\d+ missed times/);
     await dialog.getByRole("button", { name: "Resume" }).click();
     await dialog.getByText("Resumed.").waitFor();
     resumedAt = Date.now();

@@ -120,7 +120,11 @@ test("activity: paused, the resume dialog", async () => {
         await api(`/v1/activities/${scheduled.id}/resume`, { method: "POST", body: {} });
     }
 });
-test("edit activity", () => check("activity-edit", `/activities/${scheduled.id}/edit`, (p) => p.locator(".preview ol.times li").first().waitFor()));
+test("edit activity", async () => {
+    await check("activity-edit", `/activities/${scheduled.id}/edit`, (p) => p.locator(".preview ol.times li").first().waitFor());
+    // Fields without a control of their own are kept, as JSON.
+    assert.match(await page.locator('textarea[name="advanced"]').inputValue(), /"concurrency"/);
+});
 test("runs", () => check("runs", `/runs?activity=${scheduled.id}`, (p) => p.locator(`tr[data-run="${run.run_id}"]`).waitFor()));
 test("run", () => check("run", `/runs/${run.run_id}`, (p) => p.getByTestId("run-error").waitFor()));
 test("events", () => check("events", "/events", (p) => p.getByRole("link", { name: eventId.slice(0, 40) }).first().waitFor()));

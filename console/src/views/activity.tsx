@@ -339,7 +339,7 @@ function ResumeDialog({ a, onClose, onDone }: { a: Activity; onClose: () => void
                     ) : dry.data === null ? (
                         <p>No time was missed.</p>
                     ) : (
-                        <p class="muted small">The service does not offer a dry run of resume: the exact times are listed after it ran.</p>
+                        <ResumeEstimate a={a} zone={zone} />
                     )}
                     <label>
                         Note (optional)
@@ -357,6 +357,44 @@ function ResumeDialog({ a, onClose, onDone }: { a: Activity; onClose: () => void
                 </form>
             )}
         </Dialog>
+    );
+}
+
+/**
+ * Without a dry run of resume: the times missed while paused, from the
+ * timeline of the last 24 hours, and what the policy does with them.
+ */
+function ResumeEstimate({ a, zone }: { a: Activity; zone: string }): JSX.Element {
+    const est = useAsync(async () => {
+        const now = Date.now();
+        const entries = await fetchTimeline(a.id, now - 86400_000, now, rateOf(a.trigger));
+        const missed: Entry[] = [];
+        for (let i = entries.length - 1; i >= 0 && entries[i]!.reason === "paused"; i--) missed.unshift(entries[i]!);
+        return missed;
+    }, [a.id]);
+    if (est.loading && !est.data) return <Loading what="the missed times" />;
+    const missed = est.data ?? [];
+    const policy = a.trigger.misfire_policy ?? "skip";
+    const limit = a.trigger.catchup_limit ?? 10;
+    const first = missed[0];
+    const last = missed[missed.length - 1];
+    let what: string;
+    if (missed.length === 0 || !first || !last) what = "No time was missed in the last 24 hours.";
+    else if (policy === "skip") what = `${missed.length} missed times (${fmtTime(first.scheduled_for, zone)} – ${fmtTime(last.scheduled_for, zone)}) will not run.`;
+    else if (policy === "catchup") {
+        const n = Math.min(limit, missed.length);
+        what = `The latest ${n} of ${missed.length} missed times will run${missed.length > n ? `; the ${missed.length - n} before them are skipped` : ""}.`;
+    } else what = `One run for ${fmtTime(last.scheduled_for, zone)}, its window reaching back over the ${missed.length} missed times.`;
+    const runs = policy === "catchup" ? missed.slice(-limit) : policy === "compress" && last ? [last] : [];
+    return (
+        <div data-testid="resume-estimate">
+            <p>
+                {what} <span class="muted small">(from the timeline: this service offers no dry run of resume, so the exact answer is shown after it ran)</span>
+            </p>
+            {runs.length > 0 && (
+                <TimesTable times={runs.map((e) => ({ scheduled_for: e.scheduled_for, workflow_id: e.workflow_id, action: "backfilled" as const, reason: null }))} zone={zone} />
+            )}
+        </div>
     );
 }
 

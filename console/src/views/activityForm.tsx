@@ -17,6 +17,8 @@ interface TaskRow {
 }
 
 interface FormState {
+    /** flow, alerts, notify and run_timeout as JSON (fields without a control of their own). */
+    advanced: string;
     name: string;
     description: string;
     labels: string;
@@ -35,6 +37,7 @@ interface FormState {
 }
 
 const EMPTY: FormState = {
+    advanced: "{}",
     name: "",
     description: "",
     labels: "",
@@ -54,7 +57,13 @@ const EMPTY: FormState = {
 
 function fromActivity(a: Activity): FormState {
     const t = a.trigger;
+    const adv: Record<string, unknown> = {};
+    if (a.flow) adv["flow"] = a.flow;
+    if (a.alerts) adv["alerts"] = a.alerts;
+    if (a.notify) adv["notify"] = a.notify;
+    if (a.run_timeout) adv["run_timeout"] = a.run_timeout;
     return {
+        advanced: JSON.stringify(adv, null, 2),
         name: a.name,
         description: a.description ?? "",
         labels: Object.entries(a.labels ?? {})
@@ -132,14 +141,19 @@ function requestOf(f: FormState, base?: Activity): Req {
         trigger: triggerOf(f, base?.trigger),
         tasks,
     };
-    if (base) {
-        // Keep what this form does not edit.
-        if (base.flow) req.flow = base.flow;
-        if (base.alerts) req.alerts = base.alerts;
-        if (base.notify) req.notify = base.notify;
-        if (base.run_timeout) req.run_timeout = base.run_timeout;
-        if (base.dedupe_key_strategy) req.dedupe_key_strategy = base.dedupe_key_strategy;
+    let adv: Record<string, unknown>;
+    try {
+        adv = f.advanced.trim() ? (JSON.parse(f.advanced) as Record<string, unknown>) : {};
+    } catch {
+        throw new Error("Flow control, alerts and notifications: not JSON.");
     }
+    if (typeof adv !== "object" || adv === null || Array.isArray(adv)) throw new Error("Flow control, alerts and notifications: a JSON object, please.");
+    for (const k of Object.keys(adv)) {
+        if (!["flow", "alerts", "notify", "run_timeout"].includes(k)) throw new Error(`Flow control, alerts and notifications: "${k}" is not one of flow, alerts, notify, run_timeout.`);
+    }
+    Object.assign(req, adv);
+    // Kept as it was: the legacy field has no control.
+    if (base?.dedupe_key_strategy) req.dedupe_key_strategy = base.dedupe_key_strategy;
     return req;
 }
 
@@ -364,6 +378,15 @@ function Form({ existing }: { existing: { activity: Activity; etag: string | nul
                         Add task
                     </button>
                 </fieldset>
+                <details open={f.advanced.trim() !== "{}" && f.advanced.trim() !== ""}>
+                    <summary>Flow control, alerts, notifications, run timeout (JSON)</summary>
+                    <label>
+                        <span>
+                            An object with any of <code>flow</code> (concurrency, rate_limit, debounce), <code>alerts</code>, <code>notify</code>, <code>run_timeout</code>, as in the API
+                        </span>
+                        <textarea name="advanced" rows={6} spellcheck={false} value={f.advanced} onInput={(e) => set("advanced", (e.target as HTMLTextAreaElement).value)} />
+                    </label>
+                </details>
                 <div id="form-error">{err && <ErrorBox error={err} />}</div>
                 <div class="actions">
                     <button type="submit" disabled={busy}>

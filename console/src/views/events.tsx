@@ -101,6 +101,8 @@ export function EventsView(): JSX.Element {
 export function EventView({ id }: { id: string }): JSX.Element {
     const zone = useZone();
     const ev = useAsync(() => unwrap(acp().GET("/v1/events/{event_id}", { params: { path: { event_id: id } } })), [id]);
+    const acts = useAsync(() => unwrap(acp().GET("/v1/activities", { params: { query: { limit: 200 } } })), []);
+    const names = new Map((acts.data?.items ?? []).map((a) => [a.id, a.name]));
     useStream((c) => c.subject === id || c.kind.startsWith("run."), ev.reload, 600);
     useEffect(() => {
         document.title = `Event ${id} · ACP console`;
@@ -149,9 +151,7 @@ export function EventView({ id }: { id: string }): JSX.Element {
                         {(e.dispatches ?? []).map((d) => (
                             <tr key={d.workflow_id}>
                                 <td data-label="Activity">
-                                    <Link href={href(`/activities/${d.activity_id}`)}>
-                                        <code>{d.activity_id.slice(0, 8)}</code>
-                                    </Link>
+                                    <Link href={href(`/activities/${d.activity_id}`)}>{names.get(d.activity_id) ?? <code>{d.activity_id.slice(0, 8)}</code>}</Link>
                                 </td>
                                 <td data-label="Outcome">
                                     <span class="badge">{d.outcome ?? d.state}</span>
