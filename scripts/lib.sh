@@ -485,7 +485,7 @@ ensure_cloudevents_sdk() {
 # loopback are allowed (the checks run their sinks on 127.0.0.1). The
 # binary (default target/debug/acp) must exist. Exports ACP_BASE_URL,
 # ACP_ADMIN_TOKEN (an admin key), ACP_READ_TOKEN (a read key),
-# TEMPORAL_ADDRESS, DATABASE_URL and ACP_SERVE_LOG.
+# TEMPORAL_ADDRESS, DATABASE_URL, ACP_TASK_QUEUE and ACP_SERVE_LOG.
 serve_fresh_acp() {
     local name="$1" grpc_port="$2" port="$3" acp="${4:-$ACP_ROOT/target/debug/acp}"
     [[ -x "$acp" ]] || die "$acp is missing: build it first"
@@ -509,8 +509,8 @@ serve_fresh_acp() {
     export ACP_ADMIN_TOKEN ACP_READ_TOKEN
 
     ACP_SERVE_LOG="$ACP_TOOLS/$name-acp.log"
-    export ACP_SERVE_LOG
-    ACP_LISTEN="127.0.0.1:$port" ACP_TASK_QUEUE="$name-$$" \
+    export ACP_SERVE_LOG ACP_TASK_QUEUE="$name-$$"
+    ACP_LISTEN="127.0.0.1:$port" \
         ACP_WEBHOOK_ALLOW_INTERNAL=true \
         "$acp" serve >"$ACP_SERVE_LOG" 2>&1 </dev/null &
     local acp_pid=$!
