@@ -3,7 +3,7 @@
 
 use super::*;
 
-/// The deployment examples describe the shape the test above runs: API and
+/// The deployment examples describe the shape the fleet tests run: API and
 /// worker processes and no `serve`, probes on `/readyz` and `/healthz`, and
 /// only settings the binary knows.
 #[test]
