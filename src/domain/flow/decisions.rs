@@ -1,7 +1,7 @@
 //! The flow-control decisions: whether a run takes a concurrency slot, when
 //! a rate-limited run may start, and which debounced event of a burst runs.
-//! Pure: `store::flow` and the dispatcher read the facts under the key's
-//! lock and act on the answer.
+//! Pure: `store::flow` (slots and starts) and `store::events` (debounced
+//! dispatches) read the facts under the key's lock and act on the answer.
 
 use chrono::{DateTime, Utc};
 
