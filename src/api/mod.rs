@@ -25,6 +25,7 @@ pub mod run_bulk;
 pub mod run_control;
 pub mod runs;
 pub mod schedule;
+pub mod schedule_view;
 pub mod session;
 pub mod sources;
 pub mod stats;
@@ -77,8 +78,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(schedule::pause_activity))
         .routes(routes!(schedule::resume_activity))
         .routes(routes!(schedule::backfill_activity))
-        .routes(routes!(schedule::get_schedule))
-        .routes(routes!(schedule::get_timeline))
+        .routes(routes!(schedule_view::get_schedule))
+        .routes(routes!(schedule_view::get_timeline))
         .routes(routes!(preview::preview_schedule))
         .routes(routes!(runs::list_activity_runs))
         .routes(routes!(runs::list_runs))

@@ -1,18 +1,18 @@
-//! Pause, resume, backfill, and the live and historical views of a schedule.
+//! Pause, resume and backfill of a schedule (its live view and timeline are
+//! in `schedule_view`).
 
 use axum::Json;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 use super::AppState;
-use super::extract::{ApiQuery, IdParam, JsonBody, OptionalJsonBody, query_instant};
+use super::extract::{IdParam, JsonBody, OptionalJsonBody};
 use crate::domain::activity::SyncState;
-use crate::domain::calendar::TimeNote;
-use crate::domain::timeline::{TimeAction, TimelineReason, TimelineStatus};
+use crate::domain::timeline::{TimeAction, TimelineReason};
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::service::schedules::{PauseOutcome, TimeOutcome, TimelineEntry as Entry};
+use crate::service::schedules::{PauseOutcome, TimeOutcome};
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -309,170 +309,4 @@ pub async fn backfill_activity(
             dry_run: outcome.dry_run,
         }),
     ))
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ScheduleActionResponse {
-    pub scheduled_time: Option<DateTime<Utc>>,
-    pub actual_time: Option<DateTime<Utc>>,
-    /// The launcher workflow the action started.
-    pub workflow_id: Option<String>,
-}
-
-/// The live Temporal view of the schedule.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ScheduleResponse {
-    pub schedule_id: String,
-    pub paused: bool,
-    pub note: Option<String>,
-    pub next_fire_times: Vec<DateTime<Utc>>,
-    pub recent_actions: Vec<ScheduleActionResponse>,
-    pub running_workflow_ids: Vec<String>,
-    pub action_count: i64,
-    /// Fires dropped because a run was still going (overlap policy `Skip`).
-    pub overlap_skipped: i64,
-    /// Fires the Temporal service itself missed beyond the catch-up window.
-    pub missed_catchup_window: i64,
-    /// Fires dropped because the buffer was full.
-    pub buffer_dropped: i64,
-}
-
-/// The schedule as Temporal holds it now.
-#[utoipa::path(
-    get,
-    path = "/v1/activities/{id}/schedule",
-    security(("bearer" = ["read"])),
-    tag = "schedules",
-    params(("id" = uuid::Uuid, Path, description = "Activity ID")),
-    responses(
-        (status = 200, description = "The schedule", body = ScheduleResponse),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity or schedule", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL or Temporal unavailable", body = Problem, content_type = "application/problem+json"),
-    )
-)]
-#[tracing::instrument(skip(state))]
-pub async fn get_schedule(
-    State(state): State<AppState>,
-    IdParam(id): IdParam,
-) -> ApiResult<Json<ScheduleResponse>> {
-    let view = state.services.schedules.view(id).await?;
-    Ok(Json(ScheduleResponse {
-        schedule_id: crate::domain::ids::schedule_id(id),
-        paused: view.paused,
-        note: view.note,
-        next_fire_times: view.future_action_times,
-        recent_actions: view
-            .recent_actions
-            .into_iter()
-            .map(|a| ScheduleActionResponse {
-                scheduled_time: a.scheduled_time,
-                actual_time: a.actual_time,
-                workflow_id: a.workflow_id,
-            })
-            .collect(),
-        running_workflow_ids: view.running_workflow_ids,
-        action_count: view.action_count,
-        overlap_skipped: view.overlap_skipped,
-        missed_catchup_window: view.missed_catchup_window,
-        buffer_dropped: view.buffer_dropped,
-    }))
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct TimelineQuery {
-    /// Start of the range (inclusive, RFC 3339).
-    #[param(required = true, value_type = String, format = DateTime)]
-    pub from: Option<String>,
-    /// End of the range (exclusive, RFC 3339).
-    #[param(required = true, value_type = String, format = DateTime)]
-    pub to: Option<String>,
-}
-
-/// One nominal time and what became of it.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TimelineEntry {
-    pub scheduled_for: DateTime<Utc>,
-    pub workflow_id: String,
-    /// The run, when there is one (including `skipped` runs).
-    pub run_id: Option<uuid::Uuid>,
-    /// The run's status, or `none`.
-    pub status: TimelineStatus,
-    /// Why there is no execution: `misfire`, `catchup_limit`, `compressed`
-    /// (recorded skips), `paused`, `before_start`, `not_yet_fired`,
-    /// `temporal_unavailable` (Temporal could not be reached then, and never
-    /// fired the time: it fell outside the catch-up window by the time
-    /// Temporal came back), `overlap_skipped` (Temporal dropped the fire:
-    /// a run was still going, or the worker was down past the catch-up window),
-    /// or the trigger's `dst` policy does not run it: `dst_gap` (the instant
-    /// after a gap for a wall time that did not exist, under `skipped: skip`,
-    /// or a time the engine fired there that the policy does not want) and
-    /// `dst_repeat` (the occurrence of a repeated wall time that `repeated:
-    /// first` or `last` does not run; a fire of it is recorded as a skipped
-    /// run with skip_reason `dst_policy`).
-    pub reason: Option<TimelineReason>,
-    /// How many attempts the run has had: 1, or more once retried (its
-    /// `status` is the latest attempt's, so the time's final outcome).
-    /// Absent without an executed run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub attempts: Option<i32>,
-    /// What the time has to do with daylight saving, for a cron trigger's
-    /// times near an offset change: `dst_gap` (its wall time did not exist:
-    /// shifted to the first instant after the gap, or declined there) or
-    /// `dst_repeat` (its wall time happened twice). Absent for ordinary times.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dst: Option<TimeNote>,
-}
-
-impl From<Entry> for TimelineEntry {
-    fn from(e: Entry) -> Self {
-        Self {
-            scheduled_for: e.scheduled_for,
-            workflow_id: e.workflow_id,
-            run_id: e.run_id,
-            status: e.status,
-            reason: e.reason,
-            attempts: e.attempts,
-            dst: e.dst,
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TimelineResponse {
-    pub items: Vec<TimelineEntry>,
-}
-
-/// Every nominal time in `[from, to)` with its run, or why there is none.
-#[utoipa::path(
-    get,
-    path = "/v1/activities/{id}/timeline",
-    security(("bearer" = ["read"])),
-    tag = "schedules",
-    params(("id" = uuid::Uuid, Path, description = "Activity ID"), TimelineQuery),
-    responses(
-        (status = 200, description = "The timeline", body = TimelineResponse),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Not a scheduled activity", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Empty range, or more than 1000 nominal times", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
-    )
-)]
-#[tracing::instrument(skip(state, query))]
-pub async fn get_timeline(
-    State(state): State<AppState>,
-    IdParam(id): IdParam,
-    ApiQuery(query): ApiQuery<TimelineQuery>,
-) -> ApiResult<Json<TimelineResponse>> {
-    let from = query_instant("from", query.from.as_deref())?
-        .ok_or_else(|| ApiError::bad_field("from", "is required"))?;
-    let to = query_instant("to", query.to.as_deref())?
-        .ok_or_else(|| ApiError::bad_field("to", "is required"))?;
-    let items = state.services.schedules.timeline(id, from, to).await?;
-    Ok(Json(TimelineResponse {
-        items: items.into_iter().map(Into::into).collect(),
-    }))
 }
