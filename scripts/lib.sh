@@ -520,3 +520,51 @@ serve_fresh_acp() {
     export ACP_BASE_URL="http://127.0.0.1:$port"
     log "acp serve ready on $ACP_BASE_URL (log: ${ACP_SERVE_LOG#"$ACP_ROOT"/})"
 }
+
+# ---------------------------------------------------------------------------
+# Node packages (clients/typescript, console): npm ci from a lockfile, and
+# tools whose warnings fail the run
+# ---------------------------------------------------------------------------
+
+# A line of tool output that is a warning or an error (npm's "npm warn",
+# openapi-typescript's ⚠ and ✘, tsc's "error TS", vite's warnings).
+NODE_WARNING_RE='(⚠|✘|\bwarn(ing)?\b|\berror\b|\bdeprecated\b)'
+
+# run_quiet WHAT CMD...: run CMD, echoing its output; fail if it fails or if
+# any line of its output is a warning.
+run_quiet() {
+    local what="$1" out rc=0
+    shift
+    out="$("$@" 2>&1)" || rc=$?
+    if [[ -n "$out" ]]; then
+        printf '%s\n' "$out" | sed "s/^/  [$what] /" >&2
+    fi
+    ((rc == 0)) || die "$what failed (exit $rc)"
+    if printf '%s\n' "$out" | grep -qiE "$NODE_WARNING_RE"; then
+        die "$what printed warnings (treated as failures): $(printf '%s\n' "$out" | grep -iE "$NODE_WARNING_RE" | head -n 5)"
+    fi
+}
+
+require_node() {
+    command -v node >/dev/null 2>&1 || die "node not found (Node 20 or newer is needed)"
+    command -v npm >/dev/null 2>&1 || die "npm not found"
+    local major
+    major="$(node -p 'process.versions.node.split(".")[0]')"
+    ((major >= 20)) || die "Node $(node --version) is too old: 20 or newer is needed"
+}
+
+# npm_ci_in DIR [always]: install DIR/node_modules from DIR's lockfile when it
+# is missing or was installed from another lockfile (or always). No install
+# scripts: none of the pinned packages needs one, and playwright-core must
+# not fetch a browser.
+npm_ci_in() {
+    local dir="$1" stamp="$1/node_modules/.acp-lock-digest" digest
+    require_node
+    digest="$(sha256sum "$dir/package-lock.json" "$dir/package.json" | sha256sum | cut -d' ' -f1)"
+    if [[ "${2:-}" != always && -f "$stamp" && "$(cat "$stamp")" == "$digest" ]]; then
+        return 0
+    fi
+    log "npm ci in ${dir#"$ACP_ROOT"/} ($(node --version), npm $(npm --version))"
+    run_quiet "npm ci" npm ci --prefix "$dir" --no-audit --no-fund --ignore-scripts
+    printf '%s\n' "$digest" >"$stamp"
+}
