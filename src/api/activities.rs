@@ -80,7 +80,7 @@ fn parse_definition(
     security(("bearer" = ["write"])),
     tag = "activities",
     request_body = ActivityRequest,
-    params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a repeated key", pattern = r"^[!-~]{1,255}$")),
+    params(("Idempotency-Key" = Option<String>, Header, nullable = false, description = "Replays the first response for a repeated key", pattern = r"^[!-~]{1,255}$")),
     responses(
         (status = 201, description = "Created", body = ActivityResponse,
          headers(("Location" = String), ("ETag" = String))),
@@ -297,7 +297,7 @@ pub async fn get_activity(
     request_body = ActivityRequest,
     params(
         ("id" = Uuid, Path, description = "Activity ID, chosen by the client"),
-        ("If-Match" = Option<String>, Header, description = "ETag of the version being replaced", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
+        ("If-Match" = Option<String>, Header, nullable = false, description = "ETag of the version being replaced", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
     ),
     responses(
         (status = 200, description = "Replaced", body = ActivityResponse, headers(("ETag" = String))),
@@ -340,7 +340,7 @@ pub async fn put_activity(
                  description = "Fields to change, in the shape of ActivityRequest"),
     params(
         ("id" = Uuid, Path, description = "Activity ID"),
-        ("If-Match" = Option<String>, Header, description = "ETag of the version being patched", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
+        ("If-Match" = Option<String>, Header, nullable = false, description = "ETag of the version being patched", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
     ),
     responses(
         (status = 200, description = "Patched", body = ActivityResponse, headers(("ETag" = String))),
@@ -388,7 +388,7 @@ pub async fn patch_activity(
     tag = "activities",
     params(
         ("id" = Uuid, Path, description = "Activity ID"),
-        ("If-Match" = Option<String>, Header, description = "ETag of the version being deleted", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
+        ("If-Match" = Option<String>, Header, nullable = false, description = "ETag of the version being deleted", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
     ),
     responses(
         (status = 204, description = "Deleted"),

@@ -79,7 +79,7 @@ fn parse_item(index: usize, item: serde_json::Value) -> ApiResult<NewEvent> {
     tag = "events",
     request_body(content = EventBatchRequest, content_type = "application/json"),
     params(
-        ("Prefer" = Option<String>, Header, description = "`wait=N` (N > 0): start the runs within the request and answer with their outcomes", example = "wait=10"),
+        ("Prefer" = Option<String>, Header, nullable = false, description = "`wait=N` (N > 0): start the runs within the request and answer with their outcomes", example = "wait=10"),
     ),
     responses(
         (status = 200, description = "One result per event, in the order given", body = BatchResponse,

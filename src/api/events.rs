@@ -35,7 +35,7 @@ pub struct EventRequest {
     #[schema(example = "message.received", pattern = r"^[A-Za-z0-9._:/-]{1,200}$")]
     pub event_type: String,
     /// Who sent it, e.g. `crm`: 1 to 200 characters, no control characters.
-    #[schema(example = "crm", min_length = 1, max_length = 200)]
+    #[schema(example = "crm", pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,200}$")]
     pub source: String,
     /// When it happened (RFC 3339).
     #[schema(format = DateTime)]
@@ -204,8 +204,8 @@ pub(super) fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
     description = "Ingests one event of this API's JSON. CloudEvents (structured, binary and batch mode) have an operation of their own, `POST /v1/cloudevents`; this URL accepts them too, for producers configured with one URL.",
     request_body(content = EventRequest, content_type = "application/json"),
     params(
-        ("Idempotency-Key" = Option<String>, Header, description = "The event ID when the body has none", pattern = r"^[A-Za-z0-9_.:@+=-]{1,200}$"),
-        ("Prefer" = Option<String>, Header, description = "`wait=N` (N > 0): start the runs within the request and answer with their outcomes", example = "wait=10"),
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "The event ID when the body has none", pattern = r"^[A-Za-z0-9_.:@+=-]{1,200}$"),
+        ("Prefer" = Option<String>, Header, nullable = false, description = "`wait=N` (N > 0): start the runs within the request and answer with their outcomes", example = "wait=10"),
     ),
     responses(
         (status = 200, description = "Recorded; every dispatch had already started (or none matched)", body = IngestResponse),
@@ -247,12 +247,12 @@ pub async fn ingest_event(
         )
     ),
     params(
-        ("Prefer" = Option<String>, Header, description = "`wait=N` (N > 0): start the runs within the request and answer with their outcomes", example = "wait=10"),
-        ("ce-specversion" = Option<String>, Header, description = "Binary mode: `1.0`; with it, the body is the event's data"),
-        ("ce-id" = Option<String>, Header, description = "Binary mode: the CloudEvent's id"),
-        ("ce-source" = Option<String>, Header, description = "Binary mode: the CloudEvent's source"),
-        ("ce-type" = Option<String>, Header, description = "Binary mode: the CloudEvent's type"),
-        ("ce-time" = Option<String>, Header, description = "Binary mode: the CloudEvent's time (RFC 3339)"),
+        ("Prefer" = Option<String>, Header, nullable = false, description = "`wait=N` (N > 0): start the runs within the request and answer with their outcomes", example = "wait=10"),
+        ("ce-specversion" = Option<String>, Header, nullable = false, pattern = r"^1\.0$", description = "Binary mode: `1.0`; with it, the body is the event's data"),
+        ("ce-id" = Option<String>, Header, nullable = false, min_length = 1, description = "Binary mode: the CloudEvent's id"),
+        ("ce-source" = Option<String>, Header, nullable = false, pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,200}$", description = "Binary mode: the CloudEvent's source: 1 to 200 characters, no control characters"),
+        ("ce-type" = Option<String>, Header, nullable = false, pattern = r"^[A-Za-z0-9._:/-]{1,200}$", description = "Binary mode: the CloudEvent's type: 1 to 200 of letters, digits and `. _ - : /`"),
+        ("ce-time" = Option<String>, Header, nullable = false, pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})$", description = "Binary mode: the CloudEvent's time (RFC 3339)"),
     ),
     responses(
         (status = 200, description = "Recorded; every dispatch had already started (or none matched). A batch: one result per event", content(

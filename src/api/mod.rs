@@ -27,6 +27,7 @@ pub mod runs;
 pub mod schedule;
 pub mod schedule_view;
 pub mod session;
+mod source_schema;
 pub mod sources;
 pub mod stats;
 pub mod stream;

@@ -15,6 +15,7 @@ use super::AppState;
 use super::extract::{ApiQuery, IdParam, JsonBody, etag, from_json_value, if_match};
 use super::merge_patch::merge_patch;
 use super::pagination::{Page, decode_cursor, page, parse_limit};
+use super::source_schema::SourceRequestDoc;
 use crate::domain::FieldError;
 use crate::domain::message::RejectReason;
 use crate::domain::source::{
@@ -37,24 +38,19 @@ pub enum SourceConfigDoc {
 }
 
 /// A broker to consume events from. Messages may be CloudEvents (structured
-/// or binary mode) or this API's event JSON.
-#[derive(Debug, Deserialize, ToSchema)]
+/// or binary mode) or this API's event JSON. Its schema in the document is
+/// [`SourceRequestDoc`]'s: one per kind, each with its `config`.
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceRequest {
     /// Unique, 1 to 200 characters.
-    #[schema(example = "orders", min_length = 1, max_length = 200)]
     pub name: String,
     pub kind: SourceKind,
     /// `NatsConfig` for `nats`, `RabbitmqConfig` for `rabbitmq`.
-    #[schema(schema_with = config_schema)]
     pub config: serde_json::Value,
     /// Name of an environment variable of the consuming processes holding
     /// the credentials (NATS: a token or `user:password`; RabbitMQ: the
     /// password or `user:password`). The value is never stored.
-    #[schema(
-        example = "ORDERS_BROKER_SECRET",
-        pattern = r"^[A-Z_][A-Z0-9_]{0,127}$"
-    )]
     #[serde(default)]
     pub secret_ref: Option<String>,
     /// Consumed when true (default).
@@ -62,13 +58,21 @@ pub struct SourceRequest {
     pub enabled: Option<bool>,
 }
 
-fn config_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-    use utoipa::openapi::Ref;
-    use utoipa::openapi::schema::OneOfBuilder;
-    OneOfBuilder::new()
-        .item(Ref::from_schema_name("NatsConfig"))
-        .item(Ref::from_schema_name("RabbitmqConfig"))
-        .into()
+impl utoipa::PartialSchema for SourceRequest {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        SourceRequestDoc::schema()
+    }
+}
+
+impl ToSchema for SourceRequest {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        SourceRequestDoc::schemas(schemas);
+    }
 }
 
 /// What the consuming process last reported.
@@ -91,6 +95,17 @@ pub struct SourceStatus {
     pub reported_by: Option<String>,
     /// Null until a consumer has reported.
     pub reported_at: Option<DateTime<Utc>>,
+}
+
+/// A source's settings in a response: `NatsConfig` or `RabbitmqConfig`, by
+/// its `kind`.
+fn config_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::Ref;
+    use utoipa::openapi::schema::OneOfBuilder;
+    OneOfBuilder::new()
+        .item(Ref::from_schema_name("NatsConfig"))
+        .item(Ref::from_schema_name("RabbitmqConfig"))
+        .into()
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -313,7 +328,7 @@ pub async fn get_source(
     tag = "sources",
     params(
         ("id" = Uuid, Path, description = "Source ID"),
-        ("If-Match" = Option<String>, Header, description = "The ETag last read; 412 if the source changed since", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
+        ("If-Match" = Option<String>, Header, nullable = false, description = "The ETag last read; 412 if the source changed since", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
     ),
     request_body(content = Object, content_type = "application/merge-patch+json",
         description = "RFC 7386 merge patch of the source's fields (`name`, `config`, `secret_ref`, `enabled`)"),
@@ -364,7 +379,7 @@ pub async fn patch_source(
     tag = "sources",
     params(
         ("id" = Uuid, Path, description = "Source ID"),
-        ("If-Match" = Option<String>, Header, description = "The ETag last read; 412 if the source changed since", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
+        ("If-Match" = Option<String>, Header, nullable = false, description = "The ETag last read; 412 if the source changed since", pattern = r#"^(\*|(W/)?"[0-9]{1,18}")$"#),
     ),
     responses(
         (status = 204, description = "Deleted"),

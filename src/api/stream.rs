@@ -281,7 +281,7 @@ fn closing_event(kind: &str, detail: &str, last: i64) -> Event {
     description = "Every change of runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.",
     params(
         StreamQuery,
-        ("Last-Event-ID" = Option<String>, Header, description = "The last `id:` received: replay after it"),
+        ("Last-Event-ID" = Option<String>, Header, nullable = false, description = "The last `id:` received: replay after it"),
     ),
     responses(
         (status = 200, description = "The stream", body = ChangeEvent, content_type = "text/event-stream"),

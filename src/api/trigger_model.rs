@@ -32,17 +32,27 @@ pub enum TriggerKind {
 pub struct TriggerBody {
     #[serde(rename = "type")]
     pub kind: TriggerKind,
-    /// Five-field cron expression (`cron` only).
+    /// Five-field cron expression (`cron` only): minute hour day-of-month
+    /// month day-of-week (numbers, `*`, ranges `a-b`, steps `/n`, lists,
+    /// month and day names) or one of `@yearly @annually @monthly @weekly
+    /// @daily @midnight @hourly`. A range must not run backwards, the days
+    /// must exist in some month, and the whole is at most 200 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(example = "0 * * * *", min_length = 1, max_length = 200)]
+    #[schema(
+        example = "0 * * * *",
+        pattern = r"^(?:@(?:yearly|annually|monthly|weekly|daily|midnight|hourly)|(?:\*|(?:[0-5]?[0-9])(?:-(?:[0-5]?[0-9]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:[0-5]?[0-9])(?:-(?:[0-5]?[0-9]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +(?:\*|(?:[01]?[0-9]|2[0-3])(?:-(?:[01]?[0-9]|2[0-3]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:[01]?[0-9]|2[0-3])(?:-(?:[01]?[0-9]|2[0-3]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +(?:\*|(?:0?[1-9]|[12][0-9]|3[01])(?:-(?:0?[1-9]|[12][0-9]|3[01]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[1-9]|[12][0-9]|3[01])(?:-(?:0?[1-9]|[12][0-9]|3[01]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +(?:\*|(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc])(?:-(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc])(?:-(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +(?:\*|(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt])(?:-(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt])(?:-(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)*)$"
+    )]
     pub cron: Option<String>,
     /// IANA time zone of the cron expression (`cron` only). Default `UTC`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(example = "Europe/Berlin")]
+    #[schema(example = "Europe/Berlin", pattern = r"^[A-Za-z0-9_+/-]{1,64}$")]
     pub timezone: Option<String>,
     /// ISO-8601 duration between runs, at least `PT1S` (`interval` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(example = "PT30S", pattern = r"^P")]
+    #[schema(
+        example = "PT30S",
+        pattern = r"^P(?:[0-9]+D)?(?:T(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:[.,][0-9]+)?S)?)?$"
+    )]
     pub every: Option<String>,
     /// Event types the activity subscribes to (`event` only), 1 to 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,7 +68,9 @@ pub struct TriggerBody {
     pub catchup_limit: Option<i64>,
     /// How late a fire may run under `skip`. ISO-8601, default `PT60S`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(pattern = r"^P")]
+    #[schema(
+        pattern = r"^P(?:[0-9]+D)?(?:T(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:[.,][0-9]+)?S)?)?$"
+    )]
     pub misfire_grace: Option<String>,
     /// No fires before this instant (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,7 +82,9 @@ pub struct TriggerBody {
     pub end_at: Option<String>,
     /// Random delay added to each fire, ISO-8601.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(pattern = r"^P")]
+    #[schema(
+        pattern = r"^P(?:[0-9]+D)?(?:T(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:[.,][0-9]+)?S)?)?$"
+    )]
     pub jitter: Option<String>,
     /// What a daylight-saving change does to the cron expression's times
     /// (`cron` only). Default `{"repeated": "first", "skipped": "shift"}`:

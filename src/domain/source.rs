@@ -19,18 +19,21 @@ named_enum! {
 #[serde(deny_unknown_fields)]
 pub struct NatsConfig {
     /// Server URL, e.g. `nats://127.0.0.1:4222`; no password in it (use `secret_ref`).
-    #[schema(example = "nats://127.0.0.1:4222")]
+    #[schema(
+        example = "nats://127.0.0.1:4222",
+        pattern = r"^(?:nats|tls|wss?)://(?:[A-Za-z0-9._~%!$&'()*+,;=-]+@)?(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?(?:[/?#][^\s]*)?$"
+    )]
     pub url: String,
     /// The stream to read (it must exist).
-    #[schema(example = "ORDERS")]
+    #[schema(example = "ORDERS", pattern = r"^[A-Za-z0-9_-]{1,200}$")]
     pub stream: String,
     /// Subject filter of the consumer; all of the stream when absent.
-    #[schema(example = "orders.>")]
+    #[schema(example = "orders.>", pattern = r"^[^\s\x00-\x1f\x7f]{1,255}$")]
     #[serde(default)]
     pub subject: Option<String>,
     /// Durable consumer name, shared by every replica (JetStream spreads the
     /// messages between them); created when missing.
-    #[schema(example = "acp-orders")]
+    #[schema(example = "acp-orders", pattern = r"^[A-Za-z0-9_-]{1,200}$")]
     pub durable: String,
 }
 
@@ -39,10 +42,13 @@ pub struct NatsConfig {
 #[serde(deny_unknown_fields)]
 pub struct RabbitmqConfig {
     /// AMQP URL, e.g. `amqp://guest@127.0.0.1:5672/%2f`; no password in it (use `secret_ref`).
-    #[schema(example = "amqp://guest@127.0.0.1:5672/%2f")]
+    #[schema(
+        example = "amqp://guest@127.0.0.1:5672/%2f",
+        pattern = r"^amqps?://(?:[A-Za-z0-9._~%!$&'()*+,;=-]+@)?(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?(?:[/?#][^\s]*)?$"
+    )]
     pub url: String,
     /// The queue to consume (it must exist).
-    #[schema(example = "orders")]
+    #[schema(example = "orders", pattern = r"^[^\x00-\x1f\x7f]{1,255}$")]
     pub queue: String,
     /// Unacknowledged messages in flight per consumer, 1 to 1000 (default 50).
     #[serde(default = "default_prefetch")]

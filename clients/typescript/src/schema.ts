@@ -1607,6 +1607,29 @@ export interface components {
              */
             url: string;
         };
+        /** @description A NATS JetStream stream, through a durable pull consumer. */
+        NatsSourceRequest: {
+            config: components["schemas"]["NatsConfig"];
+            /** @description Consumed when true (default). */
+            enabled?: boolean | null;
+            /**
+             * @description The kind of a NATS source.
+             * @enum {string}
+             */
+            kind: "nats";
+            /**
+             * @description Unique, 1 to 200 characters.
+             * @example orders
+             */
+            name: string;
+            /**
+             * @description Name of an environment variable of the consuming processes holding
+             *     the credentials (a token or `user:password`). The value is never
+             *     stored.
+             * @example ORDERS_BROKER_SECRET
+             */
+            secret_ref?: string | null;
+        };
         /** @description What happened to one nominal time. */
         NominalTimeOutcome: {
             /**
@@ -1817,6 +1840,29 @@ export interface components {
              * @example amqp://guest@127.0.0.1:5672/%2f
              */
             url: string;
+        };
+        /** @description A RabbitMQ queue (AMQP 0-9-1). */
+        RabbitmqSourceRequest: {
+            config: components["schemas"]["RabbitmqConfig"];
+            /** @description Consumed when true (default). */
+            enabled?: boolean | null;
+            /**
+             * @description The kind of a RabbitMQ source.
+             * @enum {string}
+             */
+            kind: "rabbitmq";
+            /**
+             * @description Unique, 1 to 200 characters.
+             * @example orders
+             */
+            name: string;
+            /**
+             * @description Name of an environment variable of the consuming processes holding
+             *     the credentials (the password or `user:password`). The value is
+             *     never stored.
+             * @example ORDERS_BROKER_SECRET
+             */
+            secret_ref?: string | null;
         };
         /**
          * @description At most `limit` run starts of this activity per `period`, per `key`, in
@@ -2226,24 +2272,7 @@ export interface components {
          * @description A broker to consume events from. Messages may be CloudEvents (structured
          *     or binary mode) or this API's event JSON.
          */
-        SourceRequest: {
-            config: components["schemas"]["NatsConfig"] | components["schemas"]["RabbitmqConfig"];
-            /** @description Consumed when true (default). */
-            enabled?: boolean | null;
-            kind: components["schemas"]["SourceKind"];
-            /**
-             * @description Unique, 1 to 200 characters.
-             * @example orders
-             */
-            name: string;
-            /**
-             * @description Name of an environment variable of the consuming processes holding
-             *     the credentials (NATS: a token or `user:password`; RabbitMQ: the
-             *     password or `user:password`). The value is never stored.
-             * @example ORDERS_BROKER_SECRET
-             */
-            secret_ref?: string | null;
-        };
+        SourceRequest: components["schemas"]["NatsSourceRequest"] | components["schemas"]["RabbitmqSourceRequest"];
         SourceResponse: {
             config: components["schemas"]["NatsConfig"] | components["schemas"]["RabbitmqConfig"];
             /** Format: date-time */
@@ -2486,7 +2515,11 @@ export interface components {
              */
             catchup_limit?: number | null;
             /**
-             * @description Five-field cron expression (`cron` only).
+             * @description Five-field cron expression (`cron` only): minute hour day-of-month
+             *     month day-of-week (numbers, `*`, ranges `a-b`, steps `/n`, lists,
+             *     month and day names) or one of `@yearly @annually @monthly @weekly
+             *     @daily @midnight @hourly`. A range must not run backwards, the days
+             *     must exist in some month, and the whole is at most 200 characters.
              * @example 0 * * * *
              */
             cron?: string | null;
@@ -2696,7 +2729,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Replays the first response for a repeated key */
-                "Idempotency-Key"?: string | null;
+                "Idempotency-Key"?: string;
             };
             path?: never;
             cookie?: never;
@@ -2872,7 +2905,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description ETag of the version being replaced */
-                "If-Match"?: string | null;
+                "If-Match"?: string;
             };
             path: {
                 /** @description Activity ID, chosen by the client */
@@ -2986,7 +3019,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description ETag of the version being deleted */
-                "If-Match"?: string | null;
+                "If-Match"?: string;
             };
             path: {
                 /** @description Activity ID */
@@ -3064,7 +3097,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description ETag of the version being patched */
-                "If-Match"?: string | null;
+                "If-Match"?: string;
             };
             path: {
                 /** @description Activity ID */
@@ -3954,7 +3987,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes retries of this trigger start one run */
-                "Idempotency-Key"?: string | null;
+                "Idempotency-Key"?: string;
             };
             path: {
                 /** @description Activity ID */
@@ -4184,17 +4217,17 @@ export interface operations {
                  * @description `wait=N` (N > 0): start the runs within the request and answer with their outcomes
                  * @example wait=10
                  */
-                Prefer?: string | null;
+                Prefer?: string;
                 /** @description Binary mode: `1.0`; with it, the body is the event's data */
-                "ce-specversion"?: string | null;
+                "ce-specversion"?: string;
                 /** @description Binary mode: the CloudEvent's id */
-                "ce-id"?: string | null;
-                /** @description Binary mode: the CloudEvent's source */
-                "ce-source"?: string | null;
-                /** @description Binary mode: the CloudEvent's type */
-                "ce-type"?: string | null;
+                "ce-id"?: string;
+                /** @description Binary mode: the CloudEvent's source: 1 to 200 characters, no control characters */
+                "ce-source"?: string;
+                /** @description Binary mode: the CloudEvent's type: 1 to 200 of letters, digits and `. _ - : /` */
+                "ce-type"?: string;
                 /** @description Binary mode: the CloudEvent's time (RFC 3339) */
-                "ce-time"?: string | null;
+                "ce-time"?: string;
             };
             path?: never;
             cookie?: never;
@@ -4375,12 +4408,12 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The event ID when the body has none */
-                "Idempotency-Key"?: string | null;
+                "Idempotency-Key"?: string;
                 /**
                  * @description `wait=N` (N > 0): start the runs within the request and answer with their outcomes
                  * @example wait=10
                  */
-                Prefer?: string | null;
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -4561,7 +4594,7 @@ export interface operations {
                  * @description `wait=N` (N > 0): start the runs within the request and answer with their outcomes
                  * @example wait=10
                  */
-                Prefer?: string | null;
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -5619,7 +5652,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The ETag last read; 412 if the source changed since */
-                "If-Match"?: string | null;
+                "If-Match"?: string;
             };
             path: {
                 /** @description Source ID */
@@ -5697,7 +5730,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The ETag last read; 412 if the source changed since */
-                "If-Match"?: string | null;
+                "If-Match"?: string;
             };
             path: {
                 /** @description Source ID */
@@ -5998,7 +6031,7 @@ export interface operations {
             };
             header?: {
                 /** @description The last `id:` received: replay after it */
-                "Last-Event-ID"?: string | null;
+                "Last-Event-ID"?: string;
             };
             path?: never;
             cookie?: never;

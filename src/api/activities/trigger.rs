@@ -34,7 +34,7 @@ pub struct TriggerResponse {
     tag = "activities",
     params(
         ("id" = Uuid, Path, description = "Activity ID"),
-        ("Idempotency-Key" = Option<String>, Header, description = "Makes retries of this trigger start one run", pattern = r"^[!-~]{1,255}$"),
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "Makes retries of this trigger start one run", pattern = r"^[!-~]{1,255}$"),
     ),
     responses(
         (status = 202, description = "Run started", body = TriggerResponse),

@@ -1,0 +1,53 @@
+"""Schemathesis hooks for scripts/fuzz (SCHEMATHESIS_HOOKS=fuzz_hooks).
+
+A DELETE removes what it names, so a fixed ID answers 204 once and 404 ever
+after, and schemathesis could not tell a working DELETE from one whose every
+call misses ("missing test data"). Before each DELETE of an activity, a
+source or a subscription that names the placeholder ID scripts/fuzz set in
+its config, this creates a fresh one through the API and deletes that
+instead: every such call reaches the operation's logic. Calls naming any
+other ID (a malformed one, a random UUID) go out as generated.
+
+Environment (set by scripts/fuzz): ACP_FUZZ_BASE, ACP_FUZZ_TOKEN and, per
+kind, ACP_FUZZ_DOOMED_<KIND> (the placeholder) and ACP_FUZZ_BODY_<KIND>
+(the JSON body that creates one).
+"""
+
+import json
+import os
+import urllib.request
+import uuid
+
+import schemathesis
+
+COLLECTIONS = {"/v1/activities/{id}": "ACTIVITY", "/v1/sources/{id}": "SOURCE", "/v1/subscriptions/{id}": "SUBSCRIPTION"}
+
+
+def create(collection: str, kind: str) -> str:
+    body = os.environ[f"ACP_FUZZ_BODY_{kind}"]
+    if kind == "SOURCE":
+        # Source names are unique.
+        document = json.loads(body)
+        document["name"] = f"fuzz-doomed-{uuid.uuid4()}"
+        body = json.dumps(document)
+    request = urllib.request.Request(
+        os.environ["ACP_FUZZ_BASE"] + collection,
+        data=body.encode(),
+        method="POST",
+        headers={"Authorization": "Bearer " + os.environ["ACP_FUZZ_TOKEN"], "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=20) as response:
+        return json.load(response)["id"]
+
+
+@schemathesis.hook
+def before_call(ctx, case, **kwargs):
+    if case.method.upper() != "DELETE":
+        return
+    kind = COLLECTIONS.get(case.path)
+    if kind is None:
+        return
+    params = case.path_parameters or {}
+    if str(params.get("id")) != os.environ.get(f"ACP_FUZZ_DOOMED_{kind}"):
+        return
+    params["id"] = create(case.path.rsplit("/", 1)[0], kind)
