@@ -17,10 +17,10 @@ use tower_http::trace::TraceLayer;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::alerting::Evaluator;
+use crate::api::error::ApiError;
 use crate::api::extract::BodyLimit;
 use crate::api::{self, AppState};
 use crate::config::{HttpOptions, Settings, redact_url};
-use crate::error::ApiError;
 use crate::reconcile::Reconciler;
 use crate::service::duties::{Duty, Role};
 use crate::store;

@@ -15,8 +15,8 @@ use super::extract::{
 use super::merge_patch::merge_patch;
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use super::trigger_model::parse_trigger_type;
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::domain::activity::Activity;
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::activities::{Written, next_fire_times};
 use crate::store::activities::{ActivityFilter, Keyset};
 

@@ -10,8 +10,8 @@ use uuid::Uuid;
 use super::AppState;
 use super::extract::{ApiQuery, IdParam, path_uuid, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::domain::alert::{Alert, AlertKind};
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::store::alerts::AlertFilter;
 
 const CURSOR_SCOPE: &str = "alerts";

@@ -11,8 +11,8 @@ use axum::http::{Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::api::error::ApiError;
 use crate::auth::{self, KeyFacts, Scope, UnconfirmedKey};
-use crate::error::ApiError;
 use crate::store::KeyStore;
 use crate::store::changes::ChangeStore;
 use crate::store::keys::Rejection;

@@ -14,9 +14,9 @@ use super::AppState;
 use super::cloudevents::{BatchItemResponse, BatchResponse, MAX_BATCH};
 use super::events::{EventRequest, ingest_one, parse_event, prefers_wait};
 use super::extract::{JsonBody, from_json_value};
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::auth::UnconfirmedKey;
 use crate::domain::FieldError;
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::events::NewEvent;
 
 /// Events to ingest, each as `POST /v1/events` takes it.

@@ -11,9 +11,9 @@ use uuid::Uuid;
 use super::AppState;
 use super::extract::{ApiQuery, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
 use crate::domain::run::RunStatus;
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::store::events::{Dispatch, EventFilter, EventRecord};
 use crate::store::sources::ConflictRecord;
 

@@ -15,11 +15,11 @@ use super::cloudevents::{
 };
 use super::event_batch::ingest_batch;
 use super::extract::from_json_slice;
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::auth::UnconfirmedKey;
 use crate::domain::FieldError;
 use crate::domain::event::{DispatchOutcome, EventId, EventIdOrigin, parse_source};
 use crate::domain::trigger::EventType;
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::events::NewEvent;
 
 const MAX_PAYLOAD: usize = 256 * 1024;

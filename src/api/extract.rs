@@ -8,8 +8,8 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
 
+use crate::api::error::ApiError;
 use crate::domain::FieldError;
-use crate::error::ApiError;
 use crate::store::activities::Expect;
 
 /// Turns a serde error at a path into a field error, naming the missing or

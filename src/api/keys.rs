@@ -11,8 +11,8 @@ use uuid::Uuid;
 
 use super::AppState;
 use super::extract::{IdParam, JsonBody};
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::auth::Scope;
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::store::StoreError;
 use crate::store::keys::ApiKey;
 

@@ -8,6 +8,7 @@ pub mod alerts;
 pub mod auth;
 pub mod cloudevents;
 pub mod console;
+pub mod error;
 pub mod event_batch;
 pub mod event_history;
 pub mod events;

@@ -7,9 +7,9 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::extract::{ApiQuery, JsonBody};
 use super::trigger_model::{TriggerBody, parse_trigger_body};
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::domain::FieldError;
 use crate::domain::calendar::{NominalTime, TimeNote};
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::preview::{MAX_COUNT, preview};
 
 const DEFAULT_COUNT: i64 = 10;

@@ -12,9 +12,9 @@ use super::AppState;
 use super::auth::CallerKey;
 use super::extract::{IdParam, OptionalJsonBody, query_instant};
 use super::run_control::cancel_request;
+use crate::api::error::{ApiResult, Problem};
 use crate::domain::retry::{BULK_LIMIT, BulkOutcome};
 use crate::domain::run::{RunStatus, RunTrigger};
-use crate::error::{ApiResult, Problem};
 use crate::service::run_bulk::{BulkDone, BulkItem, BulkRequest};
 
 /// Which of the activity's runs to retry. Every filter is optional.

@@ -12,10 +12,10 @@ use super::AppState;
 use super::auth::CallerKey;
 use super::extract::{IdParam, OptionalJsonBody};
 use super::runs::CancellationResponse;
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::domain::retry::{RunAttempt, TaskAttempt};
 use crate::domain::run::RunStatus;
 use crate::domain::run::TaskStatus;
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::run_control::{CancelRequest, Cancelled};
 use crate::service::run_retry::Retried;
 

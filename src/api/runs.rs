@@ -12,11 +12,11 @@ use super::extract::{ApiQuery, IdParam, path_uuid, query_instant};
 use super::instant;
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use super::run_control::{RunAttemptResponse, TaskAttemptResponse};
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::auth::UnconfirmedKey;
 use crate::domain::misfire::SkipReason;
 use crate::domain::retry::RunAttempt;
 use crate::domain::run::{Cancellation, Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::store::run_history::RunFilter;
 
 const CURSOR_SCOPE: &str = "runs";

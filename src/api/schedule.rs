@@ -9,9 +9,9 @@ use utoipa::ToSchema;
 
 use super::AppState;
 use super::extract::{IdParam, JsonBody, OptionalJsonBody};
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::domain::activity::SyncState;
 use crate::domain::timeline::{TimeAction, TimelineReason};
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::schedules::{PauseOutcome, TimeOutcome};
 
 #[derive(Debug, Default, Deserialize, ToSchema)]

@@ -10,9 +10,9 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::AppState;
 use super::extract::{ApiQuery, IdParam, query_instant};
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::domain::calendar::TimeNote;
 use crate::domain::timeline::{TimelineReason, TimelineStatus};
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::schedules::TimelineEntry as Entry;
 
 #[derive(Debug, Serialize, ToSchema)]

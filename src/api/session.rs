@@ -10,8 +10,8 @@ use utoipa::ToSchema;
 use super::AppState;
 use super::auth::CallerKey;
 use super::keys::{KeyResponse, render};
+use crate::api::error::{ApiResult, Problem};
 use crate::auth::Scope;
-use crate::error::{ApiResult, Problem};
 
 /// Whether requests need an API key.
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]

@@ -15,12 +15,12 @@ use super::AppState;
 use super::extract::{ApiQuery, IdParam, JsonBody, etag, from_json_value, if_match};
 use super::merge_patch::merge_patch;
 use super::pagination::{Page, decode_cursor, page, parse_limit};
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::domain::FieldError;
 use crate::domain::message::RejectReason;
 use crate::domain::source::{
     NatsConfig, RabbitmqConfig, SourceConfig, SourceKind, parse_name, parse_secret_ref,
 };
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::sources::{RAW_KEPT, SourceInput};
 use crate::store::sources::{RejectionRecord, SourceRecord, StatusRecord};
 

@@ -9,9 +9,9 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::AppState;
 use super::extract::{ApiQuery, path_uuid, query_instant};
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::domain::run::RunTrigger;
 use crate::domain::stats::{Bucket, StatsWindow};
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::store::run_stats::{BucketCounts, StatsFilter};
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -21,7 +21,7 @@ use uuid::Uuid;
 use super::AppState;
 use super::auth::CallerKey;
 use super::extract::{ApiQuery, path_uuid};
-use crate::error::{ApiError, ApiResult, Problem};
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::service::changes::ChangeFeed;
 use crate::store::changes::Change;
 

@@ -15,8 +15,8 @@ use super::AppState;
 use super::alert_model::parse_target;
 use super::extract::{ApiQuery, IdParam, JsonBody};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
+use crate::api::error::{ApiError, ApiResult, Problem};
 use crate::domain::notify::{DeliveryState, NotificationType};
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::store::notifications::{Attempt, Delivery, Subscription};
 
 const CURSOR_SCOPE: &str = "subscriptions";

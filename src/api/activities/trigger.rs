@@ -6,9 +6,9 @@ use axum::response::{IntoResponse, Response};
 use uuid::Uuid;
 
 use crate::api::AppState;
+use crate::api::error::{ApiResult, Problem};
 use crate::api::extract::{IdParam, idempotency_key};
 use crate::domain::run::StartOutcome;
-use crate::error::{ApiResult, Problem};
 
 /// What a manual trigger did.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
