@@ -122,7 +122,6 @@ pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
             keys: state.keys.clone(),
             table: Arc::new(api::auth::ScopeTable::from_document(&document)),
             known: Default::default(),
-            stream_tokens: state.services.changes.store().clone(),
         }
     } else {
         api::auth::Auth::Disabled

@@ -15,7 +15,8 @@ use super::extract::{
 use super::merge_patch::merge_patch;
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use super::trigger_model::parse_trigger_type;
-use crate::api::error::{ApiError, ApiResult, Problem};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::domain::activity::Activity;
 use crate::service::activities::{Written, next_fire_times};
 use crate::store::activities::{ActivityFilter, Keyset};
@@ -84,12 +85,12 @@ fn parse_definition(
     responses(
         (status = 201, description = "Created", body = ActivityResponse,
          headers(("Location" = String), ("ETag" = String))),
-        (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Idempotency-Key reused with another body", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::UnreadableBody,
+        problems::IdempotencyKeyReused,
+        problems::BodyTooLarge,
+        problems::NotJson,
+        problems::InvalidFields,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -156,8 +157,8 @@ pub struct GetActivityQuery {
     params(ListActivitiesQuery),
     responses(
         (status = 200, description = "A page of activities", body = Page<ActivityResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -241,9 +242,9 @@ pub async fn list_activities(
     params(("id" = Uuid, Path, description = "Activity ID"), GetActivityQuery),
     responses(
         (status = 200, description = "The activity", body = ActivityResponse, headers(("ETag" = String))),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchActivity,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]
@@ -302,12 +303,12 @@ pub async fn get_activity(
     responses(
         (status = 200, description = "Replaced", body = ActivityResponse, headers(("ETag" = String))),
         (status = 201, description = "Created", body = ActivityResponse, headers(("ETag" = String), ("Location" = String))),
-        (status = 400, description = "Unreadable body or bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Stale If-Match", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::UnreadableBodyOrId,
+        problems::StaleIfMatch,
+        problems::BodyTooLarge,
+        problems::NotJson,
+        problems::InvalidFields,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, headers, request))]
@@ -344,13 +345,13 @@ pub async fn put_activity(
     ),
     responses(
         (status = 200, description = "Patched", body = ActivityResponse, headers(("ETag" = String))),
-        (status = 400, description = "Unreadable patch or bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Stale If-Match", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::UnreadablePatchOrId,
+        problems::NoSuchActivity,
+        problems::StaleIfMatch,
+        problems::BodyTooLarge,
+        problems::NotJson,
+        problems::InvalidFields,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, headers, patch))]
@@ -392,10 +393,10 @@ pub async fn patch_activity(
     ),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Stale If-Match", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchActivity,
+        problems::StaleIfMatch,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, headers))]

@@ -10,7 +10,8 @@ use uuid::Uuid;
 use super::AppState;
 use super::extract::{ApiQuery, IdParam, path_uuid, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
-use crate::api::error::{ApiError, ApiResult, Problem};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::domain::alert::{Alert, AlertKind};
 use crate::store::alerts::AlertFilter;
 
@@ -89,8 +90,8 @@ pub struct ListAlertsQuery {
     params(ListAlertsQuery),
     responses(
         (status = 200, description = "A page of alerts", body = Page<AlertResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -147,9 +148,9 @@ pub async fn list_alerts(
     params(("id" = Uuid, Path, description = "Alert ID")),
     responses(
         (status = 200, description = "The alert", body = AlertResponse),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such alert", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchAlert,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]

@@ -11,7 +11,8 @@ use uuid::Uuid;
 use super::AppState;
 use super::extract::{ApiQuery, query_instant};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
-use crate::api::error::{ApiError, ApiResult, Problem};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
 use crate::domain::run::RunStatus;
 use crate::store::events::{Dispatch, EventFilter, EventRecord};
@@ -148,8 +149,8 @@ pub struct ListEventsQuery {
     params(ListEventsQuery),
     responses(
         (status = 200, description = "A page of events", body = Page<EventResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -192,9 +193,9 @@ pub async fn list_events(
     params(("event_id" = String, Path, description = "Event ID", pattern = r"^[A-Za-z0-9_.:@+=-]{1,200}$")),
     responses(
         (status = 200, description = "The event", body = EventResponse),
-        (status = 400, description = "Malformed event ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such event", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::MalformedEventId,
+        problems::NoSuchEvent,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]

@@ -12,7 +12,8 @@ use super::extract::{ApiQuery, IdParam, path_uuid, query_instant};
 use super::instant;
 use super::pagination::{Page, decode_cursor, page, parse_limit};
 use super::run_control::{RunAttemptResponse, TaskAttemptResponse};
-use crate::api::error::{ApiError, ApiResult, Problem};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::auth::UnconfirmedKey;
 use crate::domain::misfire::SkipReason;
 use crate::domain::retry::RunAttempt;
@@ -296,8 +297,8 @@ async fn list(
     params(ListRunsQuery),
     responses(
         (status = 200, description = "A page of runs", body = Page<RunResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -318,9 +319,9 @@ pub async fn list_runs(
     params(("id" = Uuid, Path, description = "Activity ID"), ActivityRunsQuery),
     responses(
         (status = 200, description = "A page of runs", body = Page<RunResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::NoSuchActivity,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, query, key))]
@@ -353,9 +354,9 @@ pub async fn list_activity_runs(
     params(("run_id" = Uuid, Path, description = "Run ID")),
     responses(
         (status = 200, description = "The run", body = RunResponse),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchRun,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]

@@ -10,7 +10,8 @@ use utoipa::ToSchema;
 use super::AppState;
 use super::auth::CallerKey;
 use super::keys::{KeyResponse, render};
-use crate::api::error::{ApiResult, Problem};
+use crate::api::error::ApiResult;
+use crate::api::problems;
 use crate::auth::Scope;
 
 /// Whether requests need an API key.
@@ -44,7 +45,7 @@ pub struct SessionResponse {
     tag = "keys",
     responses(
         (status = 200, description = "The caller", body = SessionResponse),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]

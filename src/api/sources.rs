@@ -15,7 +15,8 @@ use super::AppState;
 use super::extract::{ApiQuery, IdParam, JsonBody, etag, from_json_value, if_match};
 use super::merge_patch::merge_patch;
 use super::pagination::{Page, decode_cursor, page, parse_limit};
-use crate::api::error::{ApiError, ApiResult, Problem};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::domain::FieldError;
 use crate::domain::message::RejectReason;
 use crate::domain::source::{
@@ -228,8 +229,8 @@ fn with_etag(status: StatusCode, version: i64, body: SourceResponse) -> Response
     responses(
         (status = 201, description = "Created", body = SourceResponse,
          headers(("Location" = String, description = "The new source"), ("ETag" = String, description = "Its version"))),
-        (status = 409, description = "A source with this name exists", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        problems::SourceNameTaken,
+        problems::InvalidFields,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -288,7 +289,7 @@ pub async fn list_sources(
     responses(
         (status = 200, description = "The source", body = SourceResponse,
          headers(("ETag" = String, description = "Its version"))),
-        (status = 404, description = "No such source", body = Problem, content_type = "application/problem+json"),
+        problems::NoSuchSource,
     )
 )]
 #[tracing::instrument(skip(state))]
@@ -320,10 +321,10 @@ pub async fn get_source(
     responses(
         (status = 200, description = "Updated", body = SourceResponse,
          headers(("ETag" = String, description = "Its new version"))),
-        (status = 404, description = "No such source", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "A source with this name exists", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Changed since If-Match", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        problems::NoSuchSource,
+        problems::SourceNameTaken,
+        problems::ChangedSinceIfMatch,
+        problems::InvalidFields,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -368,8 +369,8 @@ pub async fn patch_source(
     ),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 404, description = "No such source", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Changed since If-Match", body = Problem, content_type = "application/problem+json"),
+        problems::NoSuchSource,
+        problems::ChangedSinceIfMatch,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -392,7 +393,7 @@ pub async fn delete_source(
     params(("id" = Uuid, Path, description = "Source ID"), ListQuery),
     responses(
         (status = 200, description = "A page of rejected messages", body = Page<RejectedMessage>),
-        (status = 404, description = "No such source", body = Problem, content_type = "application/problem+json"),
+        problems::NoSuchSource,
     )
 )]
 #[tracing::instrument(skip(state, query))]

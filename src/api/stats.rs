@@ -9,7 +9,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::AppState;
 use super::extract::{ApiQuery, path_uuid, query_instant};
-use crate::api::error::{ApiError, ApiResult, Problem};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::domain::run::RunTrigger;
 use crate::domain::stats::{Bucket, StatsWindow};
 use crate::store::run_stats::{BucketCounts, StatsFilter};
@@ -104,9 +105,9 @@ fn render(b: BucketCounts) -> RunStatsBucket {
     params(RunStatsQuery),
     responses(
         (status = 200, description = "Every bucket of the window", body = RunStatsResponse),
-        (status = 400, description = "Bad parameter (named)", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadNamedParameter,
+        problems::NoSuchActivity,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]

@@ -15,7 +15,8 @@ use super::AppState;
 use super::alert_model::parse_target;
 use super::extract::{ApiQuery, IdParam, JsonBody};
 use super::pagination::{Page, decode_cursor, page, parse_limit};
-use crate::api::error::{ApiError, ApiResult, Problem};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::domain::notify::{DeliveryState, NotificationType};
 use crate::store::notifications::{Attempt, Delivery, Subscription};
 
@@ -147,11 +148,11 @@ pub struct PageQuery {
     request_body = SubscriptionRequest,
     responses(
         (status = 201, description = "Created", body = SubscriptionResponse, headers(("Location" = String))),
-        (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::UnreadableBody,
+        problems::BodyTooLarge,
+        problems::NotJson,
+        problems::InvalidFields,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -210,8 +211,8 @@ pub async fn create_subscription(
     params(PageQuery),
     responses(
         (status = 200, description = "A page of subscriptions", body = Page<SubscriptionResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -248,9 +249,9 @@ pub async fn list_subscriptions(
     params(("id" = Uuid, Path, description = "Subscription ID")),
     responses(
         (status = 200, description = "The subscription", body = SubscriptionResponse),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such subscription", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchSubscription,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]
@@ -272,9 +273,9 @@ pub async fn get_subscription(
     params(("id" = Uuid, Path, description = "Subscription ID")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such subscription", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchSubscription,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]
@@ -295,9 +296,9 @@ pub async fn delete_subscription(
     params(("id" = Uuid, Path, description = "Subscription ID"), PageQuery),
     responses(
         (status = 200, description = "A page of deliveries", body = Page<DeliveryResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such subscription", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::NoSuchSubscription,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, query))]
