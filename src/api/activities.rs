@@ -13,7 +13,7 @@ use super::extract::{
     ApiQuery, IdParam, JsonBody, etag, from_json_value, idempotency_key, if_match,
 };
 use super::merge_patch::merge_patch;
-use super::pagination::{Page, decode_cursor, page, parse_limit};
+use super::pagination::{Cursor, Listing, Page, page};
 use super::trigger_model::parse_trigger_type;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
@@ -25,7 +25,13 @@ mod trigger;
 
 pub use trigger::{__path_trigger_activity, TriggerResponse, trigger_activity};
 
-const CURSOR_SCOPE: &str = "activities";
+/// Activities' cursor: where the last activity sorts.
+pub struct ActivityCursor;
+
+impl Cursor for ActivityCursor {
+    const SCOPE: &'static str = "activities";
+    type Key = Keyset;
+}
 
 fn respond(
     status: StatusCode,
@@ -164,14 +170,12 @@ pub struct GetActivityQuery {
 #[tracing::instrument(skip_all)]
 pub async fn list_activities(
     State(state): State<AppState>,
-    ApiQuery(query): ApiQuery<ListActivitiesQuery>,
+    Listing {
+        query,
+        limit,
+        after,
+    }: Listing<ListActivitiesQuery, ActivityCursor>,
 ) -> ApiResult<axum::Json<Page<ActivityResponse>>> {
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after: Option<Keyset> = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(CURSOR_SCOPE, c))
-        .transpose()?;
     let trigger_type = query
         .trigger_type
         .as_deref()
@@ -218,7 +222,7 @@ pub async fn list_activities(
     Ok(axum::Json(page(
         rows,
         limit,
-        CURSOR_SCOPE,
+        ActivityCursor::SCOPE,
         |a| (a.created_at, a.id),
         |a| {
             let next = next_fire_times(&a, now);

@@ -9,8 +9,8 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::AppState;
-use super::extract::{ApiQuery, query_instant};
-use super::pagination::{Page, decode_cursor, page, parse_limit};
+use super::extract::query_instant;
+use super::pagination::{Cursor, Listing, Page, page};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
 use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
@@ -18,7 +18,13 @@ use crate::domain::run::RunStatus;
 use crate::store::events::{Dispatch, EventFilter, EventRecord};
 use crate::store::sources::ConflictRecord;
 
-const CURSOR_SCOPE: &str = "events";
+/// Events' cursor: the last event's time and ID.
+pub struct EventCursor;
+
+impl Cursor for EventCursor {
+    const SCOPE: &'static str = "events";
+    type Key = (DateTime<Utc>, String);
+}
 
 /// A dispatch as history records it.
 #[derive(Debug, Serialize, ToSchema)]
@@ -156,14 +162,12 @@ pub struct ListEventsQuery {
 #[tracing::instrument(skip_all)]
 pub async fn list_events(
     State(state): State<AppState>,
-    ApiQuery(query): ApiQuery<ListEventsQuery>,
+    Listing {
+        query,
+        limit,
+        after,
+    }: Listing<ListEventsQuery, EventCursor>,
 ) -> ApiResult<Json<Page<EventResponse>>> {
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after: Option<(DateTime<Utc>, String)> = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(CURSOR_SCOPE, c))
-        .transpose()?;
     let filter = EventFilter {
         event_type: query.event_type,
         source: query.source,
@@ -178,7 +182,7 @@ pub async fn list_events(
     Ok(Json(page(
         rows,
         limit,
-        CURSOR_SCOPE,
+        EventCursor::SCOPE,
         |e| (e.received_at, e.event_id.clone()),
         |e| render(e, None, None),
     )))

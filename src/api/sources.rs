@@ -12,9 +12,9 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::AppState;
-use super::extract::{ApiQuery, IdParam, JsonBody, etag, from_json_value, if_match};
+use super::extract::{IdParam, JsonBody, etag, from_json_value, if_match};
 use super::merge_patch::merge_patch;
-use super::pagination::{Page, decode_cursor, page, parse_limit};
+use super::pagination::{Cursor, Listing, Page, page};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
 use crate::domain::FieldError;
@@ -25,8 +25,20 @@ use crate::domain::source::{
 use crate::service::sources::{RAW_KEPT, SourceInput};
 use crate::store::sources::{RejectionRecord, SourceRecord, StatusRecord};
 
-const CURSOR_SCOPE: &str = "sources";
-const REJECTED_CURSOR_SCOPE: &str = "rejected";
+/// Sources' cursor: the last source's creation time and ID.
+pub struct SourceCursor;
+
+impl Cursor for SourceCursor {
+    const SCOPE: &'static str = "sources";
+    type Key = (DateTime<Utc>, Uuid);
+}
+/// Rejected messages' cursor: the last one's sequence number.
+pub struct RejectedCursor;
+
+impl Cursor for RejectedCursor {
+    const SCOPE: &'static str = "rejected";
+    type Key = i64;
+}
 
 /// A source's settings, by kind (documentation only: `config` is read
 /// according to `kind`).
@@ -261,19 +273,13 @@ pub async fn create_source(
 #[tracing::instrument(skip_all)]
 pub async fn list_sources(
     State(state): State<AppState>,
-    ApiQuery(query): ApiQuery<ListQuery>,
+    Listing { limit, after, .. }: Listing<ListQuery, SourceCursor>,
 ) -> ApiResult<Json<Page<SourceResponse>>> {
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after: Option<(DateTime<Utc>, Uuid)> = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(CURSOR_SCOPE, c))
-        .transpose()?;
     let rows = state.services.sources.list(after, limit + 1).await?;
     Ok(Json(page(
         rows,
         limit,
-        CURSOR_SCOPE,
+        SourceCursor::SCOPE,
         |s| (s.created_at, s.id),
         |s| render(s, None),
     )))
@@ -396,18 +402,12 @@ pub async fn delete_source(
         problems::NoSuchSource,
     )
 )]
-#[tracing::instrument(skip(state, query))]
+#[tracing::instrument(skip(state, limit, after))]
 pub async fn list_rejected(
     State(state): State<AppState>,
     IdParam(id): IdParam,
-    ApiQuery(query): ApiQuery<ListQuery>,
+    Listing { limit, after, .. }: Listing<ListQuery, RejectedCursor>,
 ) -> ApiResult<Json<Page<RejectedMessage>>> {
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after: Option<i64> = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(REJECTED_CURSOR_SCOPE, c))
-        .transpose()?;
     let rows = state
         .services
         .sources
@@ -416,7 +416,7 @@ pub async fn list_rejected(
     Ok(Json(page(
         rows,
         limit,
-        REJECTED_CURSOR_SCOPE,
+        RejectedCursor::SCOPE,
         |r| r.id,
         render_rejection,
     )))

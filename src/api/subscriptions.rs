@@ -13,15 +13,27 @@ use uuid::Uuid;
 
 use super::AppState;
 use super::alert_model::parse_target;
-use super::extract::{ApiQuery, IdParam, JsonBody};
-use super::pagination::{Page, decode_cursor, page, parse_limit};
+use super::extract::{IdParam, JsonBody};
+use super::pagination::{Cursor, Listing, Page, page};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
 use crate::domain::notify::{DeliveryState, NotificationType};
 use crate::store::notifications::{Attempt, Delivery, Subscription};
 
-const CURSOR_SCOPE: &str = "subscriptions";
-const DELIVERY_CURSOR_SCOPE: &str = "deliveries";
+/// Subscriptions' cursor: the last one's creation time and ID.
+pub struct SubscriptionCursor;
+
+impl Cursor for SubscriptionCursor {
+    const SCOPE: &'static str = "subscriptions";
+    type Key = (DateTime<Utc>, Uuid);
+}
+/// Deliveries' cursor: the last delivery's creation time and ID.
+pub struct DeliveryCursor;
+
+impl Cursor for DeliveryCursor {
+    const SCOPE: &'static str = "deliveries";
+    type Key = (DateTime<Utc>, Uuid);
+}
 
 /// A subscription: notifications of the chosen types are POSTed to `url`
 /// as CloudEvents 1.0 structured JSON (`application/cloudevents+json`),
@@ -218,14 +230,8 @@ pub async fn create_subscription(
 #[tracing::instrument(skip_all)]
 pub async fn list_subscriptions(
     State(state): State<AppState>,
-    ApiQuery(query): ApiQuery<PageQuery>,
+    Listing { limit, after, .. }: Listing<PageQuery, SubscriptionCursor>,
 ) -> ApiResult<Json<Page<SubscriptionResponse>>> {
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(CURSOR_SCOPE, c))
-        .transpose()?;
     let rows = state
         .services
         .notifications
@@ -234,7 +240,7 @@ pub async fn list_subscriptions(
     Ok(Json(page(
         rows,
         limit,
-        CURSOR_SCOPE,
+        SubscriptionCursor::SCOPE,
         |s| (s.created_at, s.id),
         render,
     )))
@@ -301,18 +307,12 @@ pub async fn delete_subscription(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, query))]
+#[tracing::instrument(skip(state, limit, after))]
 pub async fn list_deliveries(
     State(state): State<AppState>,
     IdParam(id): IdParam,
-    ApiQuery(query): ApiQuery<PageQuery>,
+    Listing { limit, after, .. }: Listing<PageQuery, DeliveryCursor>,
 ) -> ApiResult<Json<Page<DeliveryResponse>>> {
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(DELIVERY_CURSOR_SCOPE, c))
-        .transpose()?;
     let rows = state
         .services
         .notifications
@@ -321,7 +321,7 @@ pub async fn list_deliveries(
     Ok(Json(page(
         rows,
         limit,
-        DELIVERY_CURSOR_SCOPE,
+        DeliveryCursor::SCOPE,
         |(d, _)| (d.created_at, d.id),
         render_delivery,
     )))
