@@ -18,8 +18,8 @@ use super::trigger_model::parse_trigger_type;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
 use crate::domain::activity::Activity;
+use crate::domain::query::{ActivityFilter, Keyset};
 use crate::service::activities::{Written, next_fire_times};
-use crate::store::activities::{ActivityFilter, Keyset};
 
 mod trigger;
 

@@ -13,7 +13,7 @@ use super::pagination::{Cursor, Listing, Page, page};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
 use crate::domain::alert::{Alert, AlertKind};
-use crate::store::alerts::AlertFilter;
+use crate::domain::query::AlertFilter;
 
 /// Alerts' cursor: the last alert's opening time and ID.
 pub struct AlertCursor;

@@ -14,8 +14,9 @@ use super::pagination::{Cursor, Listing, Page, page};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
 use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
+use crate::domain::query::EventFilter;
 use crate::domain::run::RunStatus;
-use crate::store::events::{Dispatch, EventFilter, EventRecord};
+use crate::store::events::{Dispatch, EventRecord};
 use crate::store::sources::ConflictRecord;
 
 /// Events' cursor: the last event's time and ID.

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::api::error::ApiError;
 use crate::domain::FieldError;
-use crate::store::activities::Expect;
+use crate::domain::query::Expect;
 
 /// Turns a serde error at a path into a field error, naming the missing or
 /// unknown field itself rather than its parent object.

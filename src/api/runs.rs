@@ -16,9 +16,9 @@ use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
 use crate::auth::UnconfirmedKey;
 use crate::domain::misfire::SkipReason;
+use crate::domain::query::RunFilter;
 use crate::domain::retry::RunAttempt;
 use crate::domain::run::{Cancellation, Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
-use crate::store::run_history::RunFilter;
 
 /// Runs' cursor: the last run's creation time and ID.
 pub struct RunCursor;

@@ -11,9 +11,10 @@ use super::AppState;
 use super::extract::{ApiQuery, path_uuid, query_instant};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
+use crate::domain::query::StatsFilter;
 use crate::domain::run::RunTrigger;
+use crate::domain::stats::{ActivitySummary, BucketCounts};
 use crate::domain::stats::{Bucket, StatsWindow};
-use crate::store::run_stats::{BucketCounts, StatsFilter};
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -188,7 +189,7 @@ pub fn wants_summary(include: Option<&str>) -> ApiResult<bool> {
 }
 
 pub fn render_summary(
-    s: crate::store::run_stats::ActivitySummary,
+    s: ActivitySummary,
     next_fire: Option<DateTime<Utc>>,
 ) -> ActivitySummaryResponse {
     let ended = s.succeeded + s.failed + s.timed_out + s.cancelled;

@@ -68,6 +68,7 @@ pub mod ids;
 pub mod message;
 pub mod misfire;
 pub mod notify;
+pub mod query;
 pub mod resume;
 pub mod retry;
 pub mod run;

@@ -24,9 +24,10 @@ use super::{Result, found};
 use crate::auth::UnconfirmedKey;
 use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
 use crate::domain::ids;
+use crate::domain::query::EventFilter;
 use crate::domain::run::RunInput;
 use crate::store::StoreError;
-use crate::store::events::{Dispatch, EventFilter, EventRecord, EventStore, Settled};
+use crate::store::events::{Dispatch, EventRecord, EventStore, Settled};
 use crate::store::ingest::RoutedEvent;
 use crate::temporal::{GatewayError, TemporalGateway};
 

@@ -10,8 +10,8 @@ use uuid::Uuid;
 use super::events::{EventRouter, NewEvent};
 use super::{Error, Result, found};
 use crate::domain::message::{self, RejectReason};
+use crate::domain::query::Expect;
 use crate::domain::source::SourceConfig;
-use crate::store::activities::Expect;
 use crate::store::sources::{
     ConflictRecord, RejectionRecord, SourceRecord, SourceStore, SourceWrite, StatusRecord,
     StatusReport,

@@ -9,6 +9,7 @@ use uuid::Uuid;
 use super::{StoreError, StoreResult};
 use crate::domain::event::{DispatchOutcome, DispatchState, EventIdOrigin};
 use crate::domain::flow::{Arrival, Debounce, Settle, settle_debounce};
+use crate::domain::query::EventFilter;
 use crate::domain::run::RunStatus;
 
 #[derive(Debug, Clone, FromRow)]
@@ -66,14 +67,6 @@ pub enum Settled {
 
 /// Separates the debounce locks from the other users of advisory locks.
 const DEBOUNCE_LOCK_CLASS: i32 = 0x0f10_0016;
-
-#[derive(Debug, Clone, Default)]
-pub struct EventFilter {
-    pub event_type: Option<String>,
-    pub source: Option<String>,
-    pub received_from: Option<DateTime<Utc>>,
-    pub received_to: Option<DateTime<Utc>>,
-}
 
 #[derive(Clone)]
 pub struct EventStore {

@@ -6,9 +6,9 @@ use sqlx::types::Json;
 use sqlx::{FromRow, PgPool};
 use uuid::Uuid;
 
-use super::activities::Expect;
 use super::{StoreError, StoreResult};
 use crate::domain::message::RejectReason;
+use crate::domain::query::Expect;
 use crate::domain::source::SourceKind;
 
 #[derive(Debug, Clone, FromRow)]
