@@ -17,8 +17,8 @@ use super::extract::{IdParam, JsonBody};
 use super::pagination::{Cursor, Listing, Page, page};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
+use crate::domain::notify::{Attempt, Delivery, Subscription};
 use crate::domain::notify::{DeliveryState, NotificationType};
-use crate::store::notifications::{Attempt, Delivery, Subscription};
 
 /// Subscriptions' cursor: the last one's creation time and ID.
 pub struct SubscriptionCursor;

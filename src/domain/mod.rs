@@ -60,6 +60,7 @@ pub mod admission;
 pub mod alert;
 pub mod backfill;
 pub mod calendar;
+pub mod change;
 pub mod cloudevent;
 pub mod duration;
 pub mod event;

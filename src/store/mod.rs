@@ -31,6 +31,28 @@ pub use notifications::NotificationStore;
 pub use runs::RunStore;
 pub use sources::SourceStore;
 
+/// `sqlx::FromRow` for a domain type, which knows nothing of sqlx: each
+/// field read from the column of its name, or of the name after `=`.
+macro_rules! domain_row {
+    ($ty:ty { $($field:ident $(= $column:literal)?),* $(,)? }) => {
+        impl<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> for $ty {
+            fn from_row(row: &'r sqlx::postgres::PgRow) -> Result<Self, sqlx::Error> {
+                use sqlx::Row;
+                Ok(Self {
+                    $($field: row.try_get(domain_row!(@column $field $($column)?))?,)*
+                })
+            }
+        }
+    };
+    (@column $field:ident) => {
+        stringify!($field)
+    };
+    (@column $field:ident $column:literal) => {
+        $column
+    };
+}
+pub(crate) use domain_row;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("not found")]
