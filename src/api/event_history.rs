@@ -13,11 +13,10 @@ use super::extract::query_instant;
 use super::pagination::{Cursor, Listing, Page, page};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
+use crate::domain::event::{ConflictRecord, Dispatch, EventRecord};
 use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
 use crate::domain::query::EventFilter;
 use crate::domain::run::RunStatus;
-use crate::store::events::{Dispatch, EventRecord};
-use crate::store::sources::ConflictRecord;
 
 /// Events' cursor: the last event's time and ID.
 pub struct EventCursor;
@@ -93,7 +92,7 @@ fn render(
         event_type: event.event_type,
         source: event.source,
         occurred_at: event.occurred_at,
-        payload: event.payload.0,
+        payload: event.payload,
         received_at: event.received_at,
         dispatches: dispatches.map(|ds| {
             ds.into_iter()
@@ -121,7 +120,7 @@ fn render(
                     event_type: c.event_type,
                     source: c.source,
                     occurred_at: c.occurred_at,
-                    payload: c.payload.0,
+                    payload: c.payload,
                 })
                 .collect()
         }),

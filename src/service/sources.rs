@@ -9,12 +9,12 @@ use uuid::Uuid;
 
 use super::events::{EventRouter, NewEvent};
 use super::{Error, Result, found};
+use crate::domain::event::ConflictRecord;
 use crate::domain::message::{self, RejectReason};
 use crate::domain::query::Expect;
 use crate::domain::source::SourceConfig;
 use crate::store::sources::{
-    ConflictRecord, RejectionRecord, SourceRecord, SourceStore, SourceWrite, StatusRecord,
-    StatusReport,
+    RejectionRecord, SourceRecord, SourceStore, SourceWrite, StatusRecord, StatusReport,
 };
 
 /// At most this much of a rejected message is kept.

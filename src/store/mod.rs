@@ -32,23 +32,27 @@ pub use runs::RunStore;
 pub use sources::SourceStore;
 
 /// `sqlx::FromRow` for a domain type, which knows nothing of sqlx: each
-/// field read from the column of its name, or of the name after `=`.
+/// field read from the column of its name, or of the name after `=`; a
+/// field marked `: json` is a JSON column decoded into its type.
 macro_rules! domain_row {
-    ($ty:ty { $($field:ident $(= $column:literal)?),* $(,)? }) => {
+    ($ty:ty { $($field:ident $(= $column:literal)? $(: $json:ident)?),* $(,)? }) => {
         impl<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> for $ty {
             fn from_row(row: &'r sqlx::postgres::PgRow) -> Result<Self, sqlx::Error> {
                 use sqlx::Row;
                 Ok(Self {
-                    $($field: row.try_get(domain_row!(@column $field $($column)?))?,)*
+                    $($field: domain_row!(@get row, $field, [$($column)?], [$($json)?]),)*
                 })
             }
         }
     };
-    (@column $field:ident) => {
-        stringify!($field)
+    (@get $row:ident, $field:ident, [], []) => {
+        $row.try_get(stringify!($field))?
     };
-    (@column $field:ident $column:literal) => {
-        $column
+    (@get $row:ident, $field:ident, [$column:literal], []) => {
+        $row.try_get($column)?
+    };
+    (@get $row:ident, $field:ident, [], [json]) => {
+        $row.try_get::<sqlx::types::Json<_>, _>(stringify!($field))?.0
     };
 }
 pub(crate) use domain_row;

@@ -6,7 +6,8 @@ use sqlx::types::Json;
 use sqlx::{FromRow, PgPool};
 use uuid::Uuid;
 
-use super::{StoreError, StoreResult};
+use super::{StoreError, StoreResult, domain_row};
+use crate::domain::event::ConflictRecord;
 use crate::domain::message::RejectReason;
 use crate::domain::query::Expect;
 use crate::domain::source::SourceKind;
@@ -62,17 +63,16 @@ pub struct RejectionRecord {
     pub headers: Json<serde_json::Value>,
 }
 
-#[derive(Debug, Clone, FromRow)]
-pub struct ConflictRecord {
-    pub event_id: String,
-    pub source_id: Option<Uuid>,
-    pub seen_at: DateTime<Utc>,
-    pub differs: Vec<String>,
-    pub event_type: String,
-    pub source: String,
-    pub occurred_at: Option<DateTime<Utc>>,
-    pub payload: Json<serde_json::Value>,
-}
+domain_row!(ConflictRecord {
+    event_id,
+    source_id,
+    seen_at,
+    differs,
+    event_type,
+    source,
+    occurred_at,
+    payload: json,
+});
 
 /// A source as written by a create or an update.
 pub struct SourceWrite<'a> {
