@@ -122,17 +122,14 @@ fn the_reader_finds_both_forms_of_a_crate_path() {
     assert_eq!(named_modules(text), ["store", "api", "service", "metrics"]);
 }
 
-/// The files under `src/api` that name `crate::store`. `api/error.rs` does
-/// by design and is no handler: it gives the store's typed failures
-/// (`StoreError`, which handlers only meet inside `service::Error`) their
-/// HTTP status. `api/sources.rs` still renders store records (sources,
-/// their status and rejections), which carry `sqlx` types and have not moved
-/// to the domain yet (issue 27). Shrink this list; never grow it.
-const API_FILES_NAMING_THE_STORE: [&str; 2] = ["api/error.rs", "api/sources.rs"];
+/// The one file under `src/api` that names `crate::store`, by design and no
+/// handler: `api/error.rs` gives the store's typed failures (`StoreError`,
+/// which handlers only meet inside `service::Error`) their HTTP status.
+const API_FILES_NAMING_THE_STORE: [&str; 1] = ["api/error.rs"];
 
 /// Handlers reach PostgreSQL only through the use cases: what they pass and
 /// get is the services' or the domain's, so no file under `src/api` but
-/// those listed names `crate::store` (docs/ARCHITECTURE.md).
+/// the error shape names `crate::store` (docs/ARCHITECTURE.md).
 #[test]
 fn handlers_do_not_name_the_store() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");

@@ -20,10 +20,10 @@ use crate::api::problems;
 use crate::domain::FieldError;
 use crate::domain::message::RejectReason;
 use crate::domain::source::{
-    NatsConfig, RabbitmqConfig, SourceConfig, SourceKind, parse_name, parse_secret_ref,
+    NatsConfig, RabbitmqConfig, RejectionRecord, SourceConfig, SourceKind, SourceRecord,
+    StatusRecord, parse_name, parse_secret_ref,
 };
 use crate::service::sources::{RAW_KEPT, SourceInput};
-use crate::store::sources::{RejectionRecord, SourceRecord, StatusRecord};
 
 /// Sources' cursor: the last source's creation time and ID.
 pub struct SourceCursor;
@@ -159,7 +159,7 @@ fn render(source: SourceRecord, status: Option<Option<StatusRecord>>) -> SourceR
         id: source.id,
         name: source.name,
         kind: source.kind,
-        config: source.config.0,
+        config: source.config,
         secret_ref: source.secret_ref,
         enabled: source.enabled,
         version: source.version,
@@ -192,7 +192,7 @@ fn render_rejection(r: RejectionRecord) -> RejectedMessage {
         truncated: usize::try_from(r.size).unwrap_or(0) > r.raw.len() && r.raw.len() == RAW_KEPT,
         raw_base64: base64::engine::general_purpose::STANDARD.encode(&r.raw),
         raw_text: String::from_utf8(r.raw).ok(),
-        headers: r.headers.0,
+        headers: r.headers,
     }
 }
 
@@ -351,7 +351,7 @@ pub async fn patch_source(
     let mut document = serde_json::json!({
         "name": current.name,
         "kind": current.kind,
-        "config": current.config.0,
+        "config": current.config,
         "secret_ref": current.secret_ref,
         "enabled": current.enabled,
     });
