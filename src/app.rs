@@ -17,10 +17,10 @@ use tower_http::trace::TraceLayer;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::alerting::Evaluator;
+use crate::api::error::ApiError;
 use crate::api::extract::BodyLimit;
 use crate::api::{self, AppState};
 use crate::config::{HttpOptions, Settings, redact_url};
-use crate::error::ApiError;
 use crate::reconcile::Reconciler;
 use crate::service::duties::{Duty, Role};
 use crate::store;
@@ -122,7 +122,6 @@ pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
             keys: state.keys.clone(),
             table: Arc::new(api::auth::ScopeTable::from_document(&document)),
             known: Default::default(),
-            stream_tokens: state.services.changes.store().clone(),
         }
     } else {
         api::auth::Auth::Disabled

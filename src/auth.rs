@@ -5,11 +5,31 @@
 //! secret is stored. The id in the token makes the lookup a primary-key read,
 //! and the secret's hash is compared in constant time.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use utoipa::ToSchema;
 use uuid::Uuid;
+
+/// A key as listed: never its secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    pub id: Uuid,
+    pub name: String,
+    pub scope: Scope,
+    pub created_at: DateTime<Utc>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// Why a presented token does not authenticate.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Rejection {
+    Malformed,
+    UnknownKey,
+    Revoked,
+    WrongSecret,
+}
 
 /// What a key may do. `read`: every GET under `/v1`; `write`: `read` plus
 /// definitions, trigger, pause, resume and backfill; `events`: `POST

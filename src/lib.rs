@@ -9,7 +9,6 @@ pub mod brokers;
 pub mod cli;
 pub mod config;
 pub mod domain;
-pub mod error;
 #[cfg(feature = "fault-injection")]
 pub mod faults;
 pub mod metrics;

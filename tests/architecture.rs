@@ -1,12 +1,13 @@
 //! The layers of `src/` (docs/ARCHITECTURE.md): a module may use its own
 //! layer and the ones below it, never one above. Read from the sources, so
-//! a `use crate::api::…` in a store fails here, not in a review.
+//! a `use crate::api::…` in a store fails here, not in a review. Handlers
+//! do not name the store at all: they call the use cases.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Each top-level module of the crate and its layer, lowest first.
-const LAYERS: [(&str, u8); 17] = [
+const LAYERS: [(&str, u8); 16] = [
     // Decisions and shared leaves: no I/O.
     ("domain", 0),
     ("faults", 0),
@@ -17,9 +18,8 @@ const LAYERS: [(&str, u8); 17] = [
     ("auth", 1),
     // Use cases.
     ("service", 2),
-    // Drivers: HTTP, brokers, the background loops, HTTP's error shape.
+    // Drivers: HTTP (its error shape too), brokers, the background loops.
     ("api", 3),
-    ("error", 3),
     ("brokers", 3),
     ("alerting", 3),
     ("reconcile", 3),
@@ -120,4 +120,37 @@ fn no_module_uses_a_layer_above_its_own() {
 fn the_reader_finds_both_forms_of_a_crate_path() {
     let text = "use crate::store::RunStore;\nuse crate::{api, service::Runs};\nlet x = crate::metrics::RUNS;";
     assert_eq!(named_modules(text), ["store", "api", "service", "metrics"]);
+}
+
+/// The one file under `src/api` that names `crate::store`, by design and no
+/// handler: `api/error.rs` gives the store's typed failures (`StoreError`,
+/// which handlers only meet inside `service::Error`) their HTTP status.
+const API_FILES_NAMING_THE_STORE: [&str; 1] = ["api/error.rs"];
+
+/// Handlers reach PostgreSQL only through the use cases: what they pass and
+/// get is the services' or the domain's, so no file under `src/api` but
+/// the error shape names `crate::store` (docs/ARCHITECTURE.md).
+#[test]
+fn handlers_do_not_name_the_store() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("api"), &mut files);
+    let mut naming: Vec<String> = files
+        .iter()
+        .filter(|file| {
+            let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{e}"));
+            named_modules(&text).iter().any(|m| m == "store")
+        })
+        .map(|file| {
+            file.strip_prefix(&src)
+                .unwrap_or(file)
+                .display()
+                .to_string()
+        })
+        .collect();
+    naming.sort();
+    assert_eq!(
+        naming, API_FILES_NAMING_THE_STORE,
+        "a handler names `crate::store`: call a service (src/service) and use its or the domain's types"
+    );
 }

@@ -6,7 +6,8 @@
 use std::time::{Duration, Instant};
 
 use acp::api::pagination::encode_cursor;
-use acp::store::run_history::{RunFilter, list_runs_query};
+use acp::domain::query::RunFilter;
+use acp::store::run_history::list_runs_query;
 use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

@@ -4,8 +4,9 @@
 
 use std::time::{Duration, Instant};
 
+use acp::domain::query::StatsFilter;
 use acp::domain::stats::{Bucket, StatsWindow};
-use acp::store::run_stats::{RUN_STATS_SQL, StatsFilter};
+use acp::store::run_stats::RUN_STATS_SQL;
 use acp::store::runs::RunStore;
 use anyhow::{Context, bail};
 use chrono::{DateTime, SecondsFormat, Utc};

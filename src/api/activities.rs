@@ -13,18 +13,25 @@ use super::extract::{
     ApiQuery, IdParam, JsonBody, etag, from_json_value, idempotency_key, if_match,
 };
 use super::merge_patch::merge_patch;
-use super::pagination::{Page, decode_cursor, page, parse_limit};
+use super::pagination::{Cursor, Listing, Page, page};
 use super::trigger_model::parse_trigger_type;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::domain::activity::Activity;
-use crate::error::{ApiError, ApiResult, Problem};
+use crate::domain::query::{ActivityFilter, Keyset};
 use crate::service::activities::{Written, next_fire_times};
-use crate::store::activities::{ActivityFilter, Keyset};
 
 mod trigger;
 
 pub use trigger::{__path_trigger_activity, TriggerResponse, trigger_activity};
 
-const CURSOR_SCOPE: &str = "activities";
+/// Activities' cursor: where the last activity sorts.
+pub struct ActivityCursor;
+
+impl Cursor for ActivityCursor {
+    const SCOPE: &'static str = "activities";
+    type Key = Keyset;
+}
 
 fn respond(
     status: StatusCode,
@@ -84,12 +91,12 @@ fn parse_definition(
     responses(
         (status = 201, description = "Created", body = ActivityResponse,
          headers(("Location" = String), ("ETag" = String))),
-        (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Idempotency-Key reused with another body", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::UnreadableBody,
+        problems::IdempotencyKeyReused,
+        problems::BodyTooLarge,
+        problems::NotJson,
+        problems::InvalidFields,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -156,21 +163,19 @@ pub struct GetActivityQuery {
     params(ListActivitiesQuery),
     responses(
         (status = 200, description = "A page of activities", body = Page<ActivityResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
 pub async fn list_activities(
     State(state): State<AppState>,
-    ApiQuery(query): ApiQuery<ListActivitiesQuery>,
+    Listing {
+        query,
+        limit,
+        after,
+    }: Listing<ListActivitiesQuery, ActivityCursor>,
 ) -> ApiResult<axum::Json<Page<ActivityResponse>>> {
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after: Option<Keyset> = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(CURSOR_SCOPE, c))
-        .transpose()?;
     let trigger_type = query
         .trigger_type
         .as_deref()
@@ -217,7 +222,7 @@ pub async fn list_activities(
     Ok(axum::Json(page(
         rows,
         limit,
-        CURSOR_SCOPE,
+        ActivityCursor::SCOPE,
         |a| (a.created_at, a.id),
         |a| {
             let next = next_fire_times(&a, now);
@@ -241,9 +246,9 @@ pub async fn list_activities(
     params(("id" = Uuid, Path, description = "Activity ID"), GetActivityQuery),
     responses(
         (status = 200, description = "The activity", body = ActivityResponse, headers(("ETag" = String))),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchActivity,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]
@@ -302,12 +307,12 @@ pub async fn get_activity(
     responses(
         (status = 200, description = "Replaced", body = ActivityResponse, headers(("ETag" = String))),
         (status = 201, description = "Created", body = ActivityResponse, headers(("ETag" = String), ("Location" = String))),
-        (status = 400, description = "Unreadable body or bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Stale If-Match", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::UnreadableBodyOrId,
+        problems::StaleIfMatch,
+        problems::BodyTooLarge,
+        problems::NotJson,
+        problems::InvalidFields,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, headers, request))]
@@ -344,13 +349,13 @@ pub async fn put_activity(
     ),
     responses(
         (status = 200, description = "Patched", body = ActivityResponse, headers(("ETag" = String))),
-        (status = 400, description = "Unreadable patch or bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Stale If-Match", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::UnreadablePatchOrId,
+        problems::NoSuchActivity,
+        problems::StaleIfMatch,
+        problems::BodyTooLarge,
+        problems::NotJson,
+        problems::InvalidFields,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, headers, patch))]
@@ -392,10 +397,10 @@ pub async fn patch_activity(
     ),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Stale If-Match", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchActivity,
+        problems::StaleIfMatch,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, headers))]

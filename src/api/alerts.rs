@@ -8,13 +8,20 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::AppState;
-use super::extract::{ApiQuery, IdParam, path_uuid, query_instant};
-use super::pagination::{Page, decode_cursor, page, parse_limit};
+use super::extract::{IdParam, path_uuid, query_instant};
+use super::pagination::{Cursor, Listing, Page, page};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::domain::alert::{Alert, AlertKind};
-use crate::error::{ApiError, ApiResult, Problem};
-use crate::store::alerts::AlertFilter;
+use crate::domain::query::AlertFilter;
 
-const CURSOR_SCOPE: &str = "alerts";
+/// Alerts' cursor: the last alert's opening time and ID.
+pub struct AlertCursor;
+
+impl Cursor for AlertCursor {
+    const SCOPE: &'static str = "alerts";
+    type Key = (DateTime<Utc>, Uuid);
+}
 
 /// One incident of one broken expectation: opened when it broke, resolved
 /// when it held again.
@@ -89,21 +96,19 @@ pub struct ListAlertsQuery {
     params(ListAlertsQuery),
     responses(
         (status = 200, description = "A page of alerts", body = Page<AlertResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
 pub async fn list_alerts(
     State(state): State<AppState>,
-    ApiQuery(query): ApiQuery<ListAlertsQuery>,
+    Listing {
+        query,
+        limit,
+        after,
+    }: Listing<ListAlertsQuery, AlertCursor>,
 ) -> ApiResult<Json<Page<AlertResponse>>> {
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after: Option<(DateTime<Utc>, Uuid)> = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(CURSOR_SCOPE, c))
-        .transpose()?;
     let filter = AlertFilter {
         activity_id: query
             .activity_id
@@ -132,7 +137,7 @@ pub async fn list_alerts(
     Ok(Json(page(
         rows,
         limit,
-        CURSOR_SCOPE,
+        AlertCursor::SCOPE,
         |a| (a.opened_at, a.id),
         render,
     )))
@@ -147,9 +152,9 @@ pub async fn list_alerts(
     params(("id" = Uuid, Path, description = "Alert ID")),
     responses(
         (status = 200, description = "The alert", body = AlertResponse),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such alert", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchAlert,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]

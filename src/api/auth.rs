@@ -11,11 +11,9 @@ use axum::http::{Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::auth::{self, KeyFacts, Scope, UnconfirmedKey};
-use crate::error::ApiError;
-use crate::store::KeyStore;
-use crate::store::changes::ChangeStore;
-use crate::store::keys::Rejection;
+use crate::api::error::ApiError;
+use crate::auth::{self, KeyFacts, Rejection, Scope, UnconfirmedKey};
+use crate::service::Keys;
 
 /// The security scheme's name in the OpenAPI document.
 pub const SCHEME: &str = "bearer";
@@ -114,11 +112,10 @@ impl KnownKeys {
 #[derive(Clone)]
 pub enum Auth {
     Keys {
-        keys: KeyStore,
+        /// The keys, and the stream tokens of `GET /v1/stream`.
+        keys: Keys,
         table: Arc<ScopeTable>,
         known: Arc<KnownKeys>,
-        /// Where stream tokens are looked up (`GET /v1/stream` only).
-        stream_tokens: ChangeStore,
     },
     Disabled,
 }
@@ -176,13 +173,7 @@ fn refused(rejection: Rejection) -> Response {
 /// to that statement; whatever the handler did not confirm is confirmed
 /// here once it ends, and refused if it was revoked.
 pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: Next) -> Response {
-    let Auth::Keys {
-        keys,
-        table,
-        known,
-        stream_tokens,
-    } = auth
-    else {
+    let Auth::Keys { keys, table, known } = auth else {
         return next.run(request).await;
     };
     let route = request
@@ -199,7 +190,7 @@ pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: N
         && request.headers().get(header::AUTHORIZATION).is_none()
         && let Some(token) = stream_token(&request)
     {
-        return match stream_tokens.stream_token_key(&token).await {
+        return match keys.stream_token_key(&token).await {
             Ok(Some((id, scope))) if scope.grants(needed) => {
                 tracing::Span::current().record("key_id", tracing::field::display(id));
                 request.extensions_mut().insert(CallerKey(id));

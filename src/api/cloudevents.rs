@@ -11,10 +11,10 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::extract::{from_json_slice, read_body};
+use crate::api::error::{ApiError, Problem};
 use crate::domain::cloudevent::{self, MappedEvent, is_json_media_type};
 use crate::domain::event::EventIdOrigin;
 use crate::domain::message::ce_attributes;
-use crate::error::{ApiError, Problem};
 use crate::service::events::NewEvent;
 
 pub const STRUCTURED: &str = "application/cloudevents+json";

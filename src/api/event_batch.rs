@@ -14,9 +14,10 @@ use super::AppState;
 use super::cloudevents::{BatchItemResponse, BatchResponse, MAX_BATCH};
 use super::events::{EventRequest, ingest_one, parse_event, prefers_wait};
 use super::extract::{JsonBody, from_json_value};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::auth::UnconfirmedKey;
 use crate::domain::FieldError;
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::events::NewEvent;
 
 /// Events to ingest, each as `POST /v1/events` takes it.
@@ -84,11 +85,11 @@ fn parse_item(index: usize, item: serde_json::Value) -> ApiResult<NewEvent> {
     responses(
         (status = 200, description = "One result per event, in the order given", body = BatchResponse,
          headers(("Preference-Applied" = String, description = "`wait` when the starts were made within the request"))),
-        (status = 400, description = "Unreadable body, or an Idempotency-Key header", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "No events, more than 1000, or none of them valid", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::UnreadableBodyOrIdempotencyKey,
+        problems::BodyTooLarge,
+        problems::NotJson,
+        problems::InvalidBatch,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]

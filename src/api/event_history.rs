@@ -9,15 +9,22 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::AppState;
-use super::extract::{ApiQuery, query_instant};
-use super::pagination::{Page, decode_cursor, page, parse_limit};
+use super::extract::query_instant;
+use super::pagination::{Cursor, Listing, Page, page};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
+use crate::domain::event::{ConflictRecord, Dispatch, EventRecord};
 use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
+use crate::domain::query::EventFilter;
 use crate::domain::run::RunStatus;
-use crate::error::{ApiError, ApiResult, Problem};
-use crate::store::events::{Dispatch, EventFilter, EventRecord};
-use crate::store::sources::ConflictRecord;
 
-const CURSOR_SCOPE: &str = "events";
+/// Events' cursor: the last event's time and ID.
+pub struct EventCursor;
+
+impl Cursor for EventCursor {
+    const SCOPE: &'static str = "events";
+    type Key = (DateTime<Utc>, String);
+}
 
 /// A dispatch as history records it.
 #[derive(Debug, Serialize, ToSchema)]
@@ -85,7 +92,7 @@ fn render(
         event_type: event.event_type,
         source: event.source,
         occurred_at: event.occurred_at,
-        payload: event.payload.0,
+        payload: event.payload,
         received_at: event.received_at,
         dispatches: dispatches.map(|ds| {
             ds.into_iter()
@@ -113,7 +120,7 @@ fn render(
                     event_type: c.event_type,
                     source: c.source,
                     occurred_at: c.occurred_at,
-                    payload: c.payload.0,
+                    payload: c.payload,
                 })
                 .collect()
         }),
@@ -148,21 +155,19 @@ pub struct ListEventsQuery {
     params(ListEventsQuery),
     responses(
         (status = 200, description = "A page of events", body = Page<EventResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
 pub async fn list_events(
     State(state): State<AppState>,
-    ApiQuery(query): ApiQuery<ListEventsQuery>,
+    Listing {
+        query,
+        limit,
+        after,
+    }: Listing<ListEventsQuery, EventCursor>,
 ) -> ApiResult<Json<Page<EventResponse>>> {
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after: Option<(DateTime<Utc>, String)> = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(CURSOR_SCOPE, c))
-        .transpose()?;
     let filter = EventFilter {
         event_type: query.event_type,
         source: query.source,
@@ -177,7 +182,7 @@ pub async fn list_events(
     Ok(Json(page(
         rows,
         limit,
-        CURSOR_SCOPE,
+        EventCursor::SCOPE,
         |e| (e.received_at, e.event_id.clone()),
         |e| render(e, None, None),
     )))
@@ -192,9 +197,9 @@ pub async fn list_events(
     params(("event_id" = String, Path, description = "Event ID", pattern = r"^[A-Za-z0-9_.:@+=-]{1,200}$")),
     responses(
         (status = 200, description = "The event", body = EventResponse),
-        (status = 400, description = "Malformed event ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such event", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::MalformedEventId,
+        problems::NoSuchEvent,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]

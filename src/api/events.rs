@@ -15,11 +15,12 @@ use super::cloudevents::{
 };
 use super::event_batch::ingest_batch;
 use super::extract::from_json_slice;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::auth::UnconfirmedKey;
 use crate::domain::FieldError;
 use crate::domain::event::{DispatchOutcome, EventId, EventIdOrigin, parse_source};
 use crate::domain::trigger::EventType;
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::events::NewEvent;
 
 const MAX_PAYLOAD: usize = 256 * 1024;
@@ -211,12 +212,12 @@ pub(super) fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
         (status = 200, description = "Recorded; every dispatch had already started (or none matched)", body = IngestResponse),
         (status = 202, description = "Recorded; dispatches marked `pending` start shortly", body = IngestResponse,
          headers(("Preference-Applied" = String, description = "`wait` when the starts were made within the request"))),
-        (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The event ID was seen before with other content", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::UnreadableBody,
+        problems::EventConflict,
+        problems::BodyTooLarge,
+        problems::NotJson,
+        problems::InvalidFields,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -261,12 +262,12 @@ pub async fn ingest_event(
         )),
         (status = 202, description = "Recorded; dispatches marked `pending` start shortly", body = IngestResponse,
          headers(("Preference-Applied" = String, description = "`wait` when the starts were made within the request"))),
-        (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The event ID was seen before with other content", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not a CloudEvent", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::UnreadableBody,
+        problems::EventConflict,
+        problems::BodyTooLarge,
+        problems::NotCloudEvent,
+        problems::InvalidFields,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]

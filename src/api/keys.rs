@@ -11,10 +11,9 @@ use uuid::Uuid;
 
 use super::AppState;
 use super::extract::{IdParam, JsonBody};
-use crate::auth::Scope;
-use crate::error::{ApiError, ApiResult, Problem};
-use crate::store::StoreError;
-use crate::store::keys::ApiKey;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
+use crate::auth::{ApiKey, Scope};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -72,13 +71,6 @@ pub fn validate_name(name: &str) -> ApiResult<&str> {
     Ok(name)
 }
 
-fn not_found(err: StoreError) -> ApiError {
-    match err {
-        StoreError::NotFound => ApiError::NotFound("API key"),
-        other => other.into(),
-    }
-}
-
 /// Create an API key.
 #[utoipa::path(
     post,
@@ -88,11 +80,11 @@ fn not_found(err: StoreError) -> ApiError {
     request_body = CreateKeyRequest,
     responses(
         (status = 201, description = "Created; the token is in this response only", body = CreatedKeyResponse, headers(("Location" = String))),
-        (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::UnreadableBody,
+        problems::BodyTooLarge,
+        problems::NotJson,
+        problems::InvalidFields,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -123,7 +115,7 @@ pub async fn create_key(
     tag = "keys",
     responses(
         (status = 200, description = "Every key", body = KeyList),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -141,9 +133,9 @@ pub async fn list_keys(State(state): State<AppState>) -> ApiResult<Json<KeyList>
     params(("id" = Uuid, Path, description = "Key ID")),
     responses(
         (status = 200, description = "The key", body = KeyResponse),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such key", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchKey,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]
@@ -151,7 +143,7 @@ pub async fn get_key(
     State(state): State<AppState>,
     IdParam(id): IdParam,
 ) -> ApiResult<Json<KeyResponse>> {
-    Ok(Json(render(state.keys.get(id).await.map_err(not_found)?)))
+    Ok(Json(render(state.keys.get(id).await?)))
 }
 
 /// Revoke an API key: from now on it authenticates nothing. The key stays
@@ -164,9 +156,9 @@ pub async fn get_key(
     params(("id" = Uuid, Path, description = "Key ID")),
     responses(
         (status = 200, description = "Revoked", body = KeyResponse),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such key", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchKey,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]
@@ -174,7 +166,7 @@ pub async fn revoke_key(
     State(state): State<AppState>,
     IdParam(id): IdParam,
 ) -> ApiResult<Json<KeyResponse>> {
-    let key = state.keys.revoke(id).await.map_err(not_found)?;
+    let key = state.keys.revoke(id).await?;
     tracing::info!(key_id = %key.id, "API key revoked");
     Ok(Json(render(key)))
 }

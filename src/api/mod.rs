@@ -8,6 +8,7 @@ pub mod alerts;
 pub mod auth;
 pub mod cloudevents;
 pub mod console;
+pub mod error;
 pub mod event_batch;
 pub mod event_history;
 pub mod events;
@@ -21,6 +22,7 @@ pub mod merge_patch;
 pub mod openapi;
 pub mod pagination;
 pub mod preview;
+pub mod problems;
 pub mod run_bulk;
 pub mod run_control;
 pub mod runs;
@@ -40,8 +42,7 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::service::Services;
-use crate::store::KeyStore;
+use crate::service::{Keys, Services};
 use crate::temporal::TemporalGateway;
 
 /// What handlers reach: the use cases, and the keys the auth layer checks.
@@ -49,13 +50,13 @@ use crate::temporal::TemporalGateway;
 pub struct AppState {
     /// Behind one `Arc`: every request and middleware clones the state.
     pub services: Arc<Services>,
-    pub keys: KeyStore,
+    pub keys: Keys,
 }
 
 impl AppState {
     pub fn new(pool: sqlx::PgPool, gateway: Arc<TemporalGateway>, task_queue: &str) -> Self {
         Self {
-            keys: KeyStore::new(pool.clone()),
+            keys: Keys::new(pool.clone()),
             services: Arc::new(Services::new(pool, gateway, task_queue)),
         }
     }

@@ -22,10 +22,12 @@ use utoipa::OpenApi;
         (name = "health", description = "Liveness, readiness and metrics (no key needed)"),
     ),
     // A source's `config` refers to these by name (its schema depends on
-    // the source's kind), so they are listed here rather than found.
+    // the source's kind), and every problem response to `Problem` (see
+    // `problems`), so they are listed here rather than found.
     components(schemas(
         crate::domain::source::NatsConfig,
-        crate::domain::source::RabbitmqConfig
+        crate::domain::source::RabbitmqConfig,
+        crate::api::error::Problem
     ))
 )]
 pub struct ApiDoc;
@@ -115,7 +117,8 @@ fn optional_bodies(doc: &mut utoipa::openapi::OpenApi) {
     }
 }
 
-fn problem(description: &str) -> utoipa::openapi::Response {
+/// A problem response: a [`crate::api::error::Problem`] with these words.
+pub(super) fn problem(description: &str) -> utoipa::openapi::Response {
     use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
     ResponseBuilder::new()
         .description(description)

@@ -1,11 +1,16 @@
-//! Opaque keyset cursors and page limits.
+//! Opaque keyset cursors and page limits, read by one extractor
+//! ([`Listing`]) for every list.
 
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::error::ApiError;
+use super::extract::ApiQuery;
+use crate::api::error::ApiError;
 
 pub const DEFAULT_LIMIT: i64 = 50;
 pub const MAX_LIMIT: i64 = 200;
@@ -34,7 +39,7 @@ pub fn encode_cursor<K: Serialize>(scope: &str, key: &K) -> String {
     URL_SAFE_NO_PAD.encode(serde_json::to_vec(&body).unwrap_or_default())
 }
 
-pub fn decode_cursor<K: for<'de> Deserialize<'de>>(scope: &str, text: &str) -> Result<K, ApiError> {
+fn decode_cursor<K: for<'de> Deserialize<'de>>(scope: &str, text: &str) -> Result<K, ApiError> {
     let bad = || ApiError::bad_field("cursor", "is not a cursor returned by this listing");
     let bytes = URL_SAFE_NO_PAD.decode(text.as_bytes()).map_err(|_| bad())?;
     let body: CursorBody<K> = serde_json::from_slice(&bytes).map_err(|_| bad())?;
@@ -44,7 +49,7 @@ pub fn decode_cursor<K: for<'de> Deserialize<'de>>(scope: &str, text: &str) -> R
     Ok(body.k)
 }
 
-pub fn parse_limit(text: Option<&str>) -> Result<i64, ApiError> {
+fn parse_limit(text: Option<&str>) -> Result<i64, ApiError> {
     let Some(text) = text else {
         return Ok(DEFAULT_LIMIT);
     };
@@ -54,6 +59,57 @@ pub fn parse_limit(text: Option<&str>) -> Result<i64, ApiError> {
             "limit",
             format!("must be an integer from 1 to {MAX_LIMIT}"),
         )),
+    }
+}
+
+/// One listing's cursors: the scope written into them, so one list's cursor
+/// is not silently accepted by another, and the key they carry.
+pub trait Cursor {
+    const SCOPE: &'static str;
+    type Key: Serialize + DeserializeOwned + Send;
+}
+
+/// A list's query string: its own parameters `Q` (whose `limit` and
+/// `cursor` fields document the page in the OpenAPI document) and the page
+/// asked for, read and checked the same way for every list: `limit` from 1
+/// to [`MAX_LIMIT`] (default [`DEFAULT_LIMIT`]), then `cursor` as one of
+/// `C`'s, each refused with a 400 naming it.
+pub struct Listing<Q, C: Cursor> {
+    pub query: Q,
+    pub limit: i64,
+    /// The last key of the previous page; `None` for the first page.
+    pub after: Option<C::Key>,
+}
+
+/// The page's own parameters, read beside the list's (which has them too).
+#[derive(Deserialize)]
+struct PageParams {
+    limit: Option<String>,
+    cursor: Option<String>,
+}
+
+impl<S, Q, C> FromRequestParts<S> for Listing<Q, C>
+where
+    S: Send + Sync,
+    Q: DeserializeOwned + Send,
+    C: Cursor,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let ApiQuery(query) = ApiQuery::<Q>::from_request_parts(parts, state).await?;
+        let ApiQuery(PageParams { limit, cursor }) =
+            ApiQuery::from_request_parts(parts, state).await?;
+        let limit = parse_limit(limit.as_deref())?;
+        let after = cursor
+            .as_deref()
+            .map(|c| decode_cursor(C::SCOPE, c))
+            .transpose()?;
+        Ok(Self {
+            query,
+            limit,
+            after,
+        })
     }
 }
 

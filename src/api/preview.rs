@@ -7,9 +7,10 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::extract::{ApiQuery, JsonBody};
 use super::trigger_model::{TriggerBody, parse_trigger_body};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::domain::FieldError;
 use crate::domain::calendar::{NominalTime, TimeNote};
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::preview::{MAX_COUNT, preview};
 
 const DEFAULT_COUNT: i64 = 10;
@@ -93,8 +94,8 @@ fn times(list: Vec<NominalTime>) -> Vec<PreviewTime> {
     params(PreviewQuery),
     responses(
         (status = 200, description = "The trigger's times", body = PreviewResponse),
-        (status = 400, description = "Malformed request", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid trigger, count or around", body = Problem, content_type = "application/problem+json"),
+        problems::MalformedRequest,
+        problems::InvalidPreview,
     )
 )]
 #[tracing::instrument(skip_all)]

@@ -12,9 +12,10 @@ use super::AppState;
 use super::auth::CallerKey;
 use super::extract::{IdParam, OptionalJsonBody, query_instant};
 use super::run_control::cancel_request;
+use crate::api::error::ApiResult;
+use crate::api::problems;
 use crate::domain::retry::{BULK_LIMIT, BulkOutcome};
 use crate::domain::run::{RunStatus, RunTrigger};
-use crate::error::{ApiResult, Problem};
 use crate::service::run_bulk::{BulkDone, BulkItem, BulkRequest};
 
 /// Which of the activity's runs to retry. Every filter is optional.
@@ -138,10 +139,10 @@ fn filters(
     params(("id" = Uuid, Path, description = "Activity ID")),
     responses(
         (status = 200, description = "What was done, run by run (with `dry_run`, what would be)", body = BulkRunsResponse),
-        (status = 400, description = "Bad request", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid filter", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadRequest,
+        problems::NoSuchActivity,
+        problems::InvalidFilter,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, request, caller))]
@@ -181,10 +182,10 @@ pub async fn retry_activity_runs(
     params(("id" = Uuid, Path, description = "Activity ID")),
     responses(
         (status = 200, description = "What was done, run by run (with `dry_run`, what would be)", body = BulkRunsResponse),
-        (status = 400, description = "Bad request", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid filter or reason", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadRequest,
+        problems::NoSuchActivity,
+        problems::InvalidFilterOrReason,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, request, caller))]

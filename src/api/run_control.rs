@@ -12,10 +12,11 @@ use super::AppState;
 use super::auth::CallerKey;
 use super::extract::{IdParam, OptionalJsonBody};
 use super::runs::CancellationResponse;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::domain::retry::{RunAttempt, TaskAttempt};
 use crate::domain::run::RunStatus;
 use crate::domain::run::TaskStatus;
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::run_control::{CancelRequest, Cancelled};
 use crate::service::run_retry::Retried;
 
@@ -77,11 +78,11 @@ impl From<Cancelled> for CancelRunResponse {
     params(("run_id" = Uuid, Path, description = "Run ID")),
     responses(
         (status = 202, description = "Cancellation requested (or done)", body = CancelRunResponse),
-        (status = 400, description = "Bad request", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The run is not running; the problem names its status", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid reason", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL or Temporal unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadRequest,
+        problems::NoSuchRun,
+        problems::RunNotRunning,
+        problems::InvalidReason,
+        problems::PostgresOrTemporalUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, request, caller))]
@@ -159,10 +160,10 @@ impl From<Retried> for RetryRunResponse {
     params(("run_id" = Uuid, Path, description = "Run ID")),
     responses(
         (status = 202, description = "A new attempt started", body = RetryRunResponse),
-        (status = 400, description = "Bad request", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The run is not failed or cancelled; the problem names its status", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL or Temporal unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadRequest,
+        problems::NoSuchRun,
+        problems::RunNotFailedOrCancelled,
+        problems::PostgresOrTemporalUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, caller))]

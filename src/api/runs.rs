@@ -8,18 +8,25 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::AppState;
-use super::extract::{ApiQuery, IdParam, path_uuid, query_instant};
+use super::extract::{IdParam, path_uuid, query_instant};
 use super::instant;
-use super::pagination::{Page, decode_cursor, page, parse_limit};
+use super::pagination::{Cursor, Listing, Page, page};
 use super::run_control::{RunAttemptResponse, TaskAttemptResponse};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::auth::UnconfirmedKey;
 use crate::domain::misfire::SkipReason;
+use crate::domain::query::RunFilter;
 use crate::domain::retry::RunAttempt;
 use crate::domain::run::{Cancellation, Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
-use crate::error::{ApiError, ApiResult, Problem};
-use crate::store::run_history::RunFilter;
 
-const CURSOR_SCOPE: &str = "runs";
+/// Runs' cursor: the last run's creation time and ID.
+pub struct RunCursor;
+
+impl Cursor for RunCursor {
+    const SCOPE: &'static str = "runs";
+    type Key = (DateTime<Utc>, Uuid);
+}
 
 /// One task of a run.
 #[derive(Debug, Serialize, ToSchema)]
@@ -239,17 +246,15 @@ pub struct ActivityRunsQuery {
 
 async fn list(
     state: &AppState,
-    query: ListRunsQuery,
+    Listing {
+        query,
+        limit,
+        after,
+    }: Listing<ListRunsQuery, RunCursor>,
     of_activity: bool,
     key: Option<Extension<UnconfirmedKey>>,
 ) -> ApiResult<Page<RunResponse>> {
     let key = key.as_ref().map(|Extension(k)| k);
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after: Option<(DateTime<Utc>, Uuid)> = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(CURSOR_SCOPE, c))
-        .transpose()?;
     let filter = RunFilter {
         activity_id: query
             .activity_id
@@ -281,7 +286,7 @@ async fn list(
     Ok(page(
         rows,
         limit,
-        CURSOR_SCOPE,
+        RunCursor::SCOPE,
         |r| (r.created_at, r.run_id),
         |r| render(r, None, None),
     ))
@@ -296,17 +301,17 @@ async fn list(
     params(ListRunsQuery),
     responses(
         (status = 200, description = "A page of runs", body = Page<RunResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
 pub async fn list_runs(
     State(state): State<AppState>,
     key: Option<Extension<UnconfirmedKey>>,
-    ApiQuery(query): ApiQuery<ListRunsQuery>,
+    listing: Listing<ListRunsQuery, RunCursor>,
 ) -> ApiResult<Json<Page<RunResponse>>> {
-    Ok(Json(list(&state, query, false, key).await?))
+    Ok(Json(list(&state, listing, false, key).await?))
 }
 
 /// One activity's runs, newest first. History outlives the activity.
@@ -318,17 +323,21 @@ pub async fn list_runs(
     params(("id" = Uuid, Path, description = "Activity ID"), ActivityRunsQuery),
     responses(
         (status = 200, description = "A page of runs", body = Page<RunResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::NoSuchActivity,
+        problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, query, key))]
+#[tracing::instrument(skip(state, query, limit, after, key))]
 pub async fn list_activity_runs(
     State(state): State<AppState>,
     IdParam(id): IdParam,
     key: Option<Extension<UnconfirmedKey>>,
-    ApiQuery(query): ApiQuery<ActivityRunsQuery>,
+    Listing {
+        query,
+        limit,
+        after,
+    }: Listing<ActivityRunsQuery, RunCursor>,
 ) -> ApiResult<Json<Page<RunResponse>>> {
     let query = ListRunsQuery {
         limit: query.limit,
@@ -341,7 +350,12 @@ pub async fn list_activity_runs(
         started_after: query.started_after,
         started_before: query.started_before,
     };
-    Ok(Json(list(&state, query, true, key).await?))
+    let listing = Listing {
+        query,
+        limit,
+        after,
+    };
+    Ok(Json(list(&state, listing, true, key).await?))
 }
 
 /// One run with its task instances.
@@ -353,9 +367,9 @@ pub async fn list_activity_runs(
     params(("run_id" = Uuid, Path, description = "Run ID")),
     responses(
         (status = 200, description = "The run", body = RunResponse),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchRun,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]

@@ -9,9 +9,10 @@ use utoipa::ToSchema;
 
 use super::AppState;
 use super::extract::{IdParam, JsonBody, OptionalJsonBody};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::domain::activity::SyncState;
 use crate::domain::timeline::{TimeAction, TimelineReason};
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::schedules::{PauseOutcome, TimeOutcome};
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -163,11 +164,11 @@ impl From<PauseOutcome> for PauseResponse {
     params(("id" = uuid::Uuid, Path, description = "Activity ID")),
     responses(
         (status = 200, description = "Paused", body = PauseResponse),
-        (status = 400, description = "Bad request", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Not a scheduled activity", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid note", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadRequest,
+        problems::NoSuchActivity,
+        problems::NotScheduled,
+        problems::InvalidNote,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, request))]
@@ -200,11 +201,11 @@ pub async fn pause_activity(
     params(("id" = uuid::Uuid, Path, description = "Activity ID")),
     responses(
         (status = 200, description = "Resumed, or the dry run's answer", body = PauseResponse),
-        (status = 400, description = "Bad request", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Not a scheduled activity", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid note", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL or Temporal unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadRequest,
+        problems::NoSuchActivity,
+        problems::NotScheduled,
+        problems::InvalidNote,
+        problems::PostgresOrTemporalUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, request))]
@@ -276,11 +277,11 @@ fn parse_instant(field: &str, text: &str) -> ApiResult<DateTime<Utc>> {
     responses(
         (status = 200, description = "Dry run: what a backfill would do; nothing ran", body = BackfillResponse),
         (status = 202, description = "Backfill requested", body = BackfillResponse),
-        (status = 400, description = "Bad request", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Not a scheduled activity", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid range", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL or Temporal unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadRequest,
+        problems::NoSuchActivity,
+        problems::NotScheduled,
+        problems::InvalidRange,
+        problems::PostgresOrTemporalUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, request))]

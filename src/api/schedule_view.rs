@@ -10,9 +10,10 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::AppState;
 use super::extract::{ApiQuery, IdParam, query_instant};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::domain::calendar::TimeNote;
 use crate::domain::timeline::{TimelineReason, TimelineStatus};
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::schedules::TimelineEntry as Entry;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -50,9 +51,9 @@ pub struct ScheduleResponse {
     params(("id" = uuid::Uuid, Path, description = "Activity ID")),
     responses(
         (status = 200, description = "The schedule", body = ScheduleResponse),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity or schedule", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL or Temporal unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchActivityOrSchedule,
+        problems::PostgresOrTemporalUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]
@@ -158,11 +159,11 @@ pub struct TimelineResponse {
     params(("id" = uuid::Uuid, Path, description = "Activity ID"), TimelineQuery),
     responses(
         (status = 200, description = "The timeline", body = TimelineResponse),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Not a scheduled activity", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Empty range, or more than 1000 nominal times", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::NoSuchActivity,
+        problems::NotScheduled,
+        problems::InvalidTimelineRange,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, query))]

@@ -10,8 +10,9 @@ use utoipa::ToSchema;
 use super::AppState;
 use super::auth::CallerKey;
 use super::keys::{KeyResponse, render};
+use crate::api::error::ApiResult;
+use crate::api::problems;
 use crate::auth::Scope;
-use crate::error::{ApiResult, Problem};
 
 /// Whether requests need an API key.
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
@@ -44,7 +45,7 @@ pub struct SessionResponse {
     tag = "keys",
     responses(
         (status = 200, description = "The caller", body = SessionResponse),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]

@@ -12,21 +12,34 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::AppState;
-use super::extract::{ApiQuery, IdParam, JsonBody, etag, from_json_value, if_match};
+use super::extract::{IdParam, JsonBody, etag, from_json_value, if_match};
 use super::merge_patch::merge_patch;
-use super::pagination::{Page, decode_cursor, page, parse_limit};
+use super::pagination::{Cursor, Listing, Page, page};
 use super::source_schema::SourceRequestDoc;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
 use crate::domain::FieldError;
 use crate::domain::message::RejectReason;
 use crate::domain::source::{
-    NatsConfig, RabbitmqConfig, SourceConfig, SourceKind, parse_name, parse_secret_ref,
+    NatsConfig, RabbitmqConfig, RejectionRecord, SourceConfig, SourceKind, SourceRecord,
+    StatusRecord, parse_name, parse_secret_ref,
 };
-use crate::error::{ApiError, ApiResult, Problem};
 use crate::service::sources::{RAW_KEPT, SourceInput};
-use crate::store::sources::{RejectionRecord, SourceRecord, StatusRecord};
 
-const CURSOR_SCOPE: &str = "sources";
-const REJECTED_CURSOR_SCOPE: &str = "rejected";
+/// Sources' cursor: the last source's creation time and ID.
+pub struct SourceCursor;
+
+impl Cursor for SourceCursor {
+    const SCOPE: &'static str = "sources";
+    type Key = (DateTime<Utc>, Uuid);
+}
+/// Rejected messages' cursor: the last one's sequence number.
+pub struct RejectedCursor;
+
+impl Cursor for RejectedCursor {
+    const SCOPE: &'static str = "rejected";
+    type Key = i64;
+}
 
 /// A source's settings, by kind (documentation only: `config` is read
 /// according to `kind`).
@@ -161,7 +174,7 @@ fn render(source: SourceRecord, status: Option<Option<StatusRecord>>) -> SourceR
         id: source.id,
         name: source.name,
         kind: source.kind,
-        config: source.config.0,
+        config: source.config,
         secret_ref: source.secret_ref,
         enabled: source.enabled,
         version: source.version,
@@ -194,7 +207,7 @@ fn render_rejection(r: RejectionRecord) -> RejectedMessage {
         truncated: usize::try_from(r.size).unwrap_or(0) > r.raw.len() && r.raw.len() == RAW_KEPT,
         raw_base64: base64::engine::general_purpose::STANDARD.encode(&r.raw),
         raw_text: String::from_utf8(r.raw).ok(),
-        headers: r.headers.0,
+        headers: r.headers,
     }
 }
 
@@ -243,8 +256,8 @@ fn with_etag(status: StatusCode, version: i64, body: SourceResponse) -> Response
     responses(
         (status = 201, description = "Created", body = SourceResponse,
          headers(("Location" = String, description = "The new source"), ("ETag" = String, description = "Its version"))),
-        (status = 409, description = "A source with this name exists", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        problems::SourceNameTaken,
+        problems::InvalidFields,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -275,19 +288,13 @@ pub async fn create_source(
 #[tracing::instrument(skip_all)]
 pub async fn list_sources(
     State(state): State<AppState>,
-    ApiQuery(query): ApiQuery<ListQuery>,
+    Listing { limit, after, .. }: Listing<ListQuery, SourceCursor>,
 ) -> ApiResult<Json<Page<SourceResponse>>> {
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after: Option<(DateTime<Utc>, Uuid)> = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(CURSOR_SCOPE, c))
-        .transpose()?;
     let rows = state.services.sources.list(after, limit + 1).await?;
     Ok(Json(page(
         rows,
         limit,
-        CURSOR_SCOPE,
+        SourceCursor::SCOPE,
         |s| (s.created_at, s.id),
         |s| render(s, None),
     )))
@@ -303,7 +310,7 @@ pub async fn list_sources(
     responses(
         (status = 200, description = "The source", body = SourceResponse,
          headers(("ETag" = String, description = "Its version"))),
-        (status = 404, description = "No such source", body = Problem, content_type = "application/problem+json"),
+        problems::NoSuchSource,
     )
 )]
 #[tracing::instrument(skip(state))]
@@ -335,10 +342,10 @@ pub async fn get_source(
     responses(
         (status = 200, description = "Updated", body = SourceResponse,
          headers(("ETag" = String, description = "Its new version"))),
-        (status = 404, description = "No such source", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "A source with this name exists", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Changed since If-Match", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        problems::NoSuchSource,
+        problems::SourceNameTaken,
+        problems::ChangedSinceIfMatch,
+        problems::InvalidFields,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -359,7 +366,7 @@ pub async fn patch_source(
     let mut document = serde_json::json!({
         "name": current.name,
         "kind": current.kind,
-        "config": current.config.0,
+        "config": current.config,
         "secret_ref": current.secret_ref,
         "enabled": current.enabled,
     });
@@ -383,8 +390,8 @@ pub async fn patch_source(
     ),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 404, description = "No such source", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Changed since If-Match", body = Problem, content_type = "application/problem+json"),
+        problems::NoSuchSource,
+        problems::ChangedSinceIfMatch,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -407,21 +414,15 @@ pub async fn delete_source(
     params(("id" = Uuid, Path, description = "Source ID"), ListQuery),
     responses(
         (status = 200, description = "A page of rejected messages", body = Page<RejectedMessage>),
-        (status = 404, description = "No such source", body = Problem, content_type = "application/problem+json"),
+        problems::NoSuchSource,
     )
 )]
-#[tracing::instrument(skip(state, query))]
+#[tracing::instrument(skip(state, limit, after))]
 pub async fn list_rejected(
     State(state): State<AppState>,
     IdParam(id): IdParam,
-    ApiQuery(query): ApiQuery<ListQuery>,
+    Listing { limit, after, .. }: Listing<ListQuery, RejectedCursor>,
 ) -> ApiResult<Json<Page<RejectedMessage>>> {
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after: Option<i64> = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(REJECTED_CURSOR_SCOPE, c))
-        .transpose()?;
     let rows = state
         .services
         .sources
@@ -430,7 +431,7 @@ pub async fn list_rejected(
     Ok(Json(page(
         rows,
         limit,
-        REJECTED_CURSOR_SCOPE,
+        RejectedCursor::SCOPE,
         |r| r.id,
         render_rejection,
     )))

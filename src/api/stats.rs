@@ -9,10 +9,12 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::AppState;
 use super::extract::{ApiQuery, path_uuid, query_instant};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
+use crate::domain::query::StatsFilter;
 use crate::domain::run::RunTrigger;
+use crate::domain::stats::{ActivitySummary, BucketCounts};
 use crate::domain::stats::{Bucket, StatsWindow};
-use crate::error::{ApiError, ApiResult, Problem};
-use crate::store::run_stats::{BucketCounts, StatsFilter};
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -104,9 +106,9 @@ fn render(b: BucketCounts) -> RunStatsBucket {
     params(RunStatsQuery),
     responses(
         (status = 200, description = "Every bucket of the window", body = RunStatsResponse),
-        (status = 400, description = "Bad parameter (named)", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadNamedParameter,
+        problems::NoSuchActivity,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -187,7 +189,7 @@ pub fn wants_summary(include: Option<&str>) -> ApiResult<bool> {
 }
 
 pub fn render_summary(
-    s: crate::store::run_stats::ActivitySummary,
+    s: ActivitySummary,
     next_fire: Option<DateTime<Utc>>,
 ) -> ActivitySummaryResponse {
     let ended = s.succeeded + s.failed + s.timed_out + s.cancelled;

@@ -21,9 +21,10 @@ use uuid::Uuid;
 use super::AppState;
 use super::auth::CallerKey;
 use super::extract::{ApiQuery, path_uuid};
-use crate::error::{ApiError, ApiResult, Problem};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
+use crate::domain::change::Change;
 use crate::service::changes::ChangeFeed;
-use crate::store::changes::Change;
 
 /// Every kind of change the stream carries.
 pub const KINDS: [&str; 16] = [
@@ -285,9 +286,9 @@ fn closing_event(kind: &str, detail: &str, last: i64) -> Event {
     ),
     responses(
         (status = 200, description = "The stream", body = ChangeEvent, content_type = "text/event-stream"),
-        (status = 400, description = "Bad parameter (named)", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The changes after `since` were pruned from the log: reload, then connect without it", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadNamedParameter,
+        problems::ChangesPruned,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -379,8 +380,8 @@ pub struct StreamTokenResponse {
     tag = "stream",
     responses(
         (status = 201, description = "The token", body = StreamTokenResponse),
-        (status = 409, description = "Authentication is disabled: the stream needs no token", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::AuthenticationDisabled,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]

@@ -13,14 +13,27 @@ use uuid::Uuid;
 
 use super::AppState;
 use super::alert_model::parse_target;
-use super::extract::{ApiQuery, IdParam, JsonBody};
-use super::pagination::{Page, decode_cursor, page, parse_limit};
+use super::extract::{IdParam, JsonBody};
+use super::pagination::{Cursor, Listing, Page, page};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::problems;
+use crate::domain::notify::{Attempt, Delivery, Subscription};
 use crate::domain::notify::{DeliveryState, NotificationType};
-use crate::error::{ApiError, ApiResult, Problem};
-use crate::store::notifications::{Attempt, Delivery, Subscription};
 
-const CURSOR_SCOPE: &str = "subscriptions";
-const DELIVERY_CURSOR_SCOPE: &str = "deliveries";
+/// Subscriptions' cursor: the last one's creation time and ID.
+pub struct SubscriptionCursor;
+
+impl Cursor for SubscriptionCursor {
+    const SCOPE: &'static str = "subscriptions";
+    type Key = (DateTime<Utc>, Uuid);
+}
+/// Deliveries' cursor: the last delivery's creation time and ID.
+pub struct DeliveryCursor;
+
+impl Cursor for DeliveryCursor {
+    const SCOPE: &'static str = "deliveries";
+    type Key = (DateTime<Utc>, Uuid);
+}
 
 /// A subscription: notifications of the chosen types are POSTed to `url`
 /// as CloudEvents 1.0 structured JSON (`application/cloudevents+json`),
@@ -147,11 +160,11 @@ pub struct PageQuery {
     request_body = SubscriptionRequest,
     responses(
         (status = 201, description = "Created", body = SubscriptionResponse, headers(("Location" = String))),
-        (status = 400, description = "Unreadable body", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::UnreadableBody,
+        problems::BodyTooLarge,
+        problems::NotJson,
+        problems::InvalidFields,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -210,21 +223,15 @@ pub async fn create_subscription(
     params(PageQuery),
     responses(
         (status = 200, description = "A page of subscriptions", body = Page<SubscriptionResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
 pub async fn list_subscriptions(
     State(state): State<AppState>,
-    ApiQuery(query): ApiQuery<PageQuery>,
+    Listing { limit, after, .. }: Listing<PageQuery, SubscriptionCursor>,
 ) -> ApiResult<Json<Page<SubscriptionResponse>>> {
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(CURSOR_SCOPE, c))
-        .transpose()?;
     let rows = state
         .services
         .notifications
@@ -233,7 +240,7 @@ pub async fn list_subscriptions(
     Ok(Json(page(
         rows,
         limit,
-        CURSOR_SCOPE,
+        SubscriptionCursor::SCOPE,
         |s| (s.created_at, s.id),
         render,
     )))
@@ -248,9 +255,9 @@ pub async fn list_subscriptions(
     params(("id" = Uuid, Path, description = "Subscription ID")),
     responses(
         (status = 200, description = "The subscription", body = SubscriptionResponse),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such subscription", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchSubscription,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]
@@ -272,9 +279,9 @@ pub async fn get_subscription(
     params(("id" = Uuid, Path, description = "Subscription ID")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 400, description = "Bad ID", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such subscription", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadId,
+        problems::NoSuchSubscription,
+        problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip(state))]
@@ -295,23 +302,17 @@ pub async fn delete_subscription(
     params(("id" = Uuid, Path, description = "Subscription ID"), PageQuery),
     responses(
         (status = 200, description = "A page of deliveries", body = Page<DeliveryResponse>),
-        (status = 400, description = "Bad parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such subscription", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadParameter,
+        problems::NoSuchSubscription,
+        problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, query))]
+#[tracing::instrument(skip(state, limit, after))]
 pub async fn list_deliveries(
     State(state): State<AppState>,
     IdParam(id): IdParam,
-    ApiQuery(query): ApiQuery<PageQuery>,
+    Listing { limit, after, .. }: Listing<PageQuery, DeliveryCursor>,
 ) -> ApiResult<Json<Page<DeliveryResponse>>> {
-    let limit = parse_limit(query.limit.as_deref())?;
-    let after = query
-        .cursor
-        .as_deref()
-        .map(|c| decode_cursor(DELIVERY_CURSOR_SCOPE, c))
-        .transpose()?;
     let rows = state
         .services
         .notifications
@@ -320,7 +321,7 @@ pub async fn list_deliveries(
     Ok(Json(page(
         rows,
         limit,
-        DELIVERY_CURSOR_SCOPE,
+        DeliveryCursor::SCOPE,
         |(d, _)| (d.created_at, d.id),
         render_delivery,
     )))

@@ -21,9 +21,10 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::domain::source::SourceConfig;
+use crate::domain::source::SourceRecord;
 use crate::service::Sources;
 use crate::service::sources::{Delivered, Message};
-use crate::store::sources::{SourceRecord, StatusReport};
+use crate::store::sources::StatusReport;
 
 /// How the consumers of one process behave.
 #[derive(Debug, Clone)]
@@ -163,7 +164,7 @@ pub fn secret(source: &SourceRecord) -> anyhow::Result<Option<String>> {
 async fn consume(ctx: Context, source: SourceRecord, mut stop: watch::Receiver<bool>) {
     let status = Arc::new(Status::default());
     status.pending.store(-1, Ordering::Relaxed);
-    let config = match SourceConfig::parse(source.kind, source.config.0.clone()) {
+    let config = match SourceConfig::parse(source.kind, source.config.clone()) {
         Ok(config) => config,
         Err(errors) => {
             status.fail(format!("stored config is not valid: {errors:?}"));

@@ -13,8 +13,8 @@ use tokio::sync::watch;
 
 use super::{Context, Status, secret};
 use crate::domain::source::NatsConfig;
+use crate::domain::source::SourceRecord;
 use crate::service::sources::Message;
-use crate::store::sources::SourceRecord;
 
 /// Messages handled at once per source.
 const CONCURRENCY: usize = 32;

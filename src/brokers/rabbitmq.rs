@@ -16,8 +16,8 @@ use tokio::sync::watch;
 
 use super::{Context, Status, secret};
 use crate::domain::source::RabbitmqConfig;
+use crate::domain::source::SourceRecord;
 use crate::service::sources::Message;
-use crate::store::sources::SourceRecord;
 
 /// The AMQP URL with the secret as password (`user:password` or just the
 /// password, for the URL's user or `guest`).

@@ -2,8 +2,9 @@
 
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
+use uuid::Uuid;
 
-use super::run::StartOutcome;
+use super::run::{RunStatus, StartOutcome};
 
 named_enum! {
     /// What routing one event to one subscribed activity did.
@@ -210,6 +211,52 @@ pub fn canonical_json(value: &serde_json::Value, out: &mut String) {
         }
         scalar => out.push_str(&scalar.to_string()),
     }
+}
+
+/// An event as received and kept.
+#[derive(Debug, Clone)]
+pub struct EventRecord {
+    pub event_id: String,
+    pub event_id_origin: EventIdOrigin,
+    pub event_type: String,
+    pub source: String,
+    pub occurred_at: Option<DateTime<Utc>>,
+    pub payload: serde_json::Value,
+    pub received_at: DateTime<Utc>,
+}
+
+/// One event's dispatch to one activity, with its run's status.
+#[derive(Debug, Clone)]
+pub struct Dispatch {
+    pub event_id: String,
+    pub activity_id: Uuid,
+    pub workflow_id: String,
+    pub run_id: Uuid,
+    pub state: DispatchState,
+    pub outcome: Option<DispatchOutcome>,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub completed_at: Option<DateTime<Utc>>,
+    /// The run's status, when its row exists.
+    pub run_status: Option<RunStatus>,
+    /// The definition version the dispatch runs.
+    pub definition_version: i64,
+    /// For a dispatch absorbed by `flow.debounce`: the run that took it.
+    pub absorbed_by: Option<Uuid>,
+}
+
+/// A re-delivery of a known event ID with other content, as recorded.
+#[derive(Debug, Clone)]
+pub struct ConflictRecord {
+    pub event_id: String,
+    pub source_id: Option<Uuid>,
+    pub seen_at: DateTime<Utc>,
+    pub differs: Vec<String>,
+    pub event_type: String,
+    pub source: String,
+    pub occurred_at: Option<DateTime<Utc>>,
+    pub payload: serde_json::Value,
 }
 
 #[cfg(test)]

@@ -144,6 +144,48 @@ pub fn cloud_event(n: &Notification) -> serde_json::Value {
     })
 }
 
+/// A namespace-wide subscription.
+#[derive(Debug, Clone)]
+pub struct Subscription {
+    pub id: Uuid,
+    pub url: String,
+    pub secret_ref: Option<String>,
+    pub types: Vec<String>,
+    pub activity_id: Option<Uuid>,
+    pub description: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// One notification to one destination.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub id: Uuid,
+    pub notification_id: Uuid,
+    pub destination: String,
+    pub subscription_id: Option<Uuid>,
+    pub url: String,
+    pub secret_ref: Option<String>,
+    pub state: DeliveryState,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub dispatched_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    /// The notification's type (its column is `type`).
+    pub kind: String,
+}
+
+/// One attempt of one delivery.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    pub delivery_id: Uuid,
+    pub attempt: i32,
+    pub attempted_at: DateTime<Utc>,
+    pub status_code: Option<i32>,
+    pub error: Option<String>,
+    pub duration_ms: i32,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
 use super::FieldError;
+use super::message::RejectReason;
 
 named_enum! {
     /// The kind of broker a source reads.
@@ -194,6 +198,47 @@ pub fn parse_secret_ref(text: &str) -> Result<String, String> {
 /// A source's name: 1 to 200 characters, no control characters.
 pub fn parse_name(text: &str) -> Result<String, String> {
     super::event::parse_source(text)
+}
+
+/// A source as kept: its config as written, checked by [`SourceConfig::parse`] when used.
+#[derive(Debug, Clone)]
+pub struct SourceRecord {
+    pub id: Uuid,
+    pub name: String,
+    pub kind: SourceKind,
+    pub config: serde_json::Value,
+    pub secret_ref: Option<String>,
+    pub enabled: bool,
+    pub version: i64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// What a source's consumer last reported.
+#[derive(Debug, Clone, Default)]
+pub struct StatusRecord {
+    pub connected: bool,
+    pub pending: Option<i64>,
+    pub last_error: Option<String>,
+    pub last_error_at: Option<DateTime<Utc>>,
+    pub accepted: i64,
+    pub rejected: i64,
+    pub conflicts: i64,
+    pub reported_by: Option<String>,
+    pub reported_at: Option<DateTime<Utc>>,
+}
+
+/// A message a source's consumer could not take, as kept.
+#[derive(Debug, Clone)]
+pub struct RejectionRecord {
+    pub id: i64,
+    pub source_id: Uuid,
+    pub received_at: DateTime<Utc>,
+    pub reason: RejectReason,
+    pub detail: String,
+    pub size: i32,
+    pub raw: Vec<u8>,
+    pub headers: serde_json::Value,
 }
 
 #[cfg(test)]

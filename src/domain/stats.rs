@@ -2,6 +2,7 @@
 //! Pure: the window is checked and cut here, counted by the store.
 
 use chrono::{DateTime, Duration, Utc};
+use uuid::Uuid;
 
 use super::FieldError;
 
@@ -102,6 +103,58 @@ impl StatsWindow {
         }
         out
     }
+}
+
+/// One bucket's runs, by status.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BucketCounts {
+    pub start: DateTime<Utc>,
+    pub queued: i64,
+    pub running: i64,
+    pub succeeded: i64,
+    pub failed: i64,
+    pub cancelled: i64,
+    pub timed_out: i64,
+    pub skipped: i64,
+    /// Over the bucket's runs that started and finished, in seconds.
+    pub duration_p50: Option<f64>,
+    pub duration_p95: Option<f64>,
+}
+
+impl BucketCounts {
+    /// Every run of the bucket, whatever its status.
+    pub fn total(&self) -> i64 {
+        self.queued
+            + self.running
+            + self.succeeded
+            + self.failed
+            + self.cancelled
+            + self.timed_out
+            + self.skipped
+    }
+}
+
+/// An activity at a glance: its newest run, its runs of the last 24 hours
+/// by outcome, its open alerts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ActivitySummary {
+    pub last_run: Option<LastRun>,
+    pub runs: i64,
+    pub succeeded: i64,
+    pub failed: i64,
+    pub timed_out: i64,
+    pub cancelled: i64,
+    pub open_alerts: i64,
+}
+
+/// An activity's newest run, as its summary shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastRun {
+    pub run_id: Uuid,
+    pub status: String,
+    pub scheduled_for: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
 }
 
 #[cfg(test)]

@@ -12,10 +12,10 @@ use crate::domain::alert::{
     self, Alert, AlertKind, Breach, LOOKBACK, MAX_TIMES, Schedule, late_start_events,
     late_start_scheduled,
 };
+use crate::domain::query::AlertFilter;
 use crate::domain::timeline::History;
 use crate::domain::trigger::Cadence;
 use crate::domain::window::nominal_times_between;
-use crate::store::alerts::AlertFilter;
 use crate::store::{ActivityStore, AlertStore, StoreResult};
 
 /// What one evaluation of one activity changed.

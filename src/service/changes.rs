@@ -13,7 +13,8 @@ use uuid::Uuid;
 use super::Result;
 use super::duties::{Duty, DutyBoard};
 use crate::auth::Scope;
-use crate::store::changes::{Change, ChangeStore, LOG_CHANNEL, LogBounds};
+use crate::domain::change::Change;
+use crate::store::changes::{ChangeStore, LOG_CHANNEL, LogBounds};
 use crate::store::lease::DutyLease;
 
 /// Inbox rows one sequencer statement numbers.

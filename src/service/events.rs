@@ -23,10 +23,10 @@ use super::subscribers::KnownSubscribers;
 use super::{Result, found};
 use crate::auth::UnconfirmedKey;
 use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
-use crate::domain::ids;
 use crate::domain::run::RunInput;
+use crate::domain::{event::Dispatch, event::EventRecord, ids, query::EventFilter};
 use crate::store::StoreError;
-use crate::store::events::{Dispatch, EventFilter, EventRecord, EventStore, Settled};
+use crate::store::events::{EventStore, Settled};
 use crate::store::ingest::RoutedEvent;
 use crate::temporal::{GatewayError, TemporalGateway};
 
@@ -123,7 +123,7 @@ fn check_same_content(record: &EventRecord, event: &NewEvent) -> Result<()> {
         event_type: &record.event_type,
         source: &record.source,
         occurred_at: record.occurred_at,
-        payload: &record.payload.0,
+        payload: &record.payload,
     };
     let again = Content {
         event_type: &event.event_type,
@@ -224,7 +224,7 @@ impl EventRouter {
                 &record.event_type,
                 &record.source,
                 record.occurred_at,
-                &record.payload.0,
+                &record.payload,
             );
             let debounce = subscriber.debounce.as_ref().map(|d| &d.0);
             let dispatch = match debounce {
@@ -335,7 +335,7 @@ impl EventRouter {
             event_type: event.event_type.clone(),
             source: event.source.clone(),
             occurred_at: event.occurred_at,
-            payload: sqlx::types::Json(event.payload.clone()),
+            payload: event.payload.clone(),
             received_at,
         };
         let dispatches: Vec<DispatchResult> = expected

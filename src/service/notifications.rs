@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use super::{Error, Result, found};
 use crate::domain::notify::delivery_workflow_id;
-use crate::store::notifications::{Attempt, Delivery, Subscription};
+use crate::domain::notify::{Attempt, Delivery, Subscription};
 use crate::store::{NotificationStore, StoreResult};
 use crate::temporal::{GatewayError, StartOutcome, TemporalGateway};
 

@@ -7,10 +7,11 @@ use super::activities::Activities;
 use super::{Result, found};
 use crate::auth::UnconfirmedKey;
 use crate::domain::ids;
+use crate::domain::query::{RunFilter, StatsFilter};
 use crate::domain::retry::RunAttempt;
 use crate::domain::run::{Run, RunInput, StartOutcome, TaskInstance};
+use crate::domain::stats::{ActivitySummary, BucketCounts};
 use crate::store::RunStore;
-use crate::store::run_history::RunFilter;
 
 /// What a manual trigger did.
 #[derive(Debug, Clone)]
@@ -98,8 +99,8 @@ impl Runs {
     pub async fn stats(
         &self,
         window: &crate::domain::stats::StatsWindow,
-        filter: &crate::store::run_stats::StatsFilter,
-    ) -> Result<Vec<crate::store::run_stats::BucketCounts>> {
+        filter: &StatsFilter,
+    ) -> Result<Vec<BucketCounts>> {
         if let Some(id) = filter.activity_id {
             // A deleted activity's history still counts.
             self.activities.get_any(id).await?;
@@ -114,7 +115,7 @@ impl Runs {
         for start in window.starts() {
             match found.peek() {
                 Some(b) if b.start == start => out.extend(found.next()),
-                _ => out.push(crate::store::run_stats::BucketCounts {
+                _ => out.push(BucketCounts {
                     start,
                     ..Default::default()
                 }),
@@ -130,7 +131,7 @@ impl Runs {
         &self,
         activities: &[Uuid],
         now: DateTime<Utc>,
-    ) -> Result<std::collections::HashMap<Uuid, crate::store::run_stats::ActivitySummary>> {
+    ) -> Result<std::collections::HashMap<Uuid, ActivitySummary>> {
         Ok(self
             .runs
             .summaries(activities, now - chrono::Duration::hours(24))

@@ -9,13 +9,12 @@ use uuid::Uuid;
 
 use super::events::{EventRouter, NewEvent};
 use super::{Error, Result, found};
+use crate::domain::event::ConflictRecord;
 use crate::domain::message::{self, RejectReason};
+use crate::domain::query::Expect;
 use crate::domain::source::SourceConfig;
-use crate::store::activities::Expect;
-use crate::store::sources::{
-    ConflictRecord, RejectionRecord, SourceRecord, SourceStore, SourceWrite, StatusRecord,
-    StatusReport,
-};
+use crate::domain::source::{RejectionRecord, SourceRecord, StatusRecord};
+use crate::store::sources::{SourceStore, SourceWrite, StatusReport};
 
 /// At most this much of a rejected message is kept.
 pub const RAW_KEPT: usize = 4096;

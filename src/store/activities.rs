@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::{StoreError, StoreResult};
 use crate::domain::activity::{Activity, ActivityDefinition, SyncState, SyncStatus};
-use crate::domain::trigger::TriggerType;
+use crate::domain::query::{ActivityFilter, Expect, Keyset};
 
 mod pauses;
 mod sync;
@@ -55,34 +55,11 @@ impl From<ActivityRow> for Activity {
     }
 }
 
-/// What the caller knows about the current version (from `If-Match`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expect {
-    /// No precondition.
-    Anything,
-    /// `If-Match: *`: the resource must exist.
-    Exists,
-    /// `If-Match: "N"`: the resource must be at version N.
-    Version(i64),
-}
-
 pub enum CreateOutcome {
     Created(Activity),
     /// The Idempotency-Key was seen before with the same request.
     Replayed(Activity),
 }
-
-/// Filters for listing activities; all optional, combined with AND.
-#[derive(Debug, Default, Clone)]
-pub struct ActivityFilter {
-    pub trigger_type: Option<TriggerType>,
-    pub enabled: Option<bool>,
-    pub label: Option<(String, String)>,
-    pub q: Option<String>,
-}
-
-/// Where a page starts: strictly after this (created_at, id), newest first.
-pub type Keyset = (DateTime<Utc>, Uuid);
 
 #[derive(Clone)]
 pub struct ActivityStore {

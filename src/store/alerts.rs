@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::StoreResult;
 use crate::domain::alert::{Alert, AlertKind, Breach};
 use crate::domain::notify::NotificationType;
+use crate::domain::query::AlertFilter;
 use crate::domain::run::RunStatus;
 
 #[derive(FromRow)]
@@ -39,16 +40,6 @@ impl From<AlertRow> for Alert {
 
 const COLUMNS: &str =
     "id, activity_id, kind, summary, detail, opened_at, last_seen_at, resolved_at";
-
-#[derive(Debug, Clone, Default)]
-pub struct AlertFilter {
-    pub activity_id: Option<Uuid>,
-    pub kind: Option<AlertKind>,
-    /// `Some(true)`: open only; `Some(false)`: resolved only.
-    pub open: Option<bool>,
-    pub opened_from: Option<DateTime<Utc>>,
-    pub opened_to: Option<DateTime<Utc>>,
-}
 
 #[derive(Clone)]
 pub struct AlertStore {

@@ -6,25 +6,24 @@ use sha2::{Digest, Sha256};
 use sqlx::{Connection, PgPool};
 use uuid::Uuid;
 
-use super::StoreResult;
+use super::{StoreResult, domain_row};
 use crate::auth::Scope;
+use crate::domain::change::Change;
+
+domain_row!(Change {
+    seq,
+    at,
+    kind,
+    activity_id,
+    subject,
+    data,
+});
 
 /// `pg_try_advisory_xact_lock` key of one sequencer pass: "acp-seq".
 pub const SEQUENCER_LOCK_KEY: i64 = 0x0061_6370_2d73_6571;
 /// The channel the sequencer announces new log rows on (payload: the
 /// highest `seq`).
 pub const LOG_CHANNEL: &str = "acp_changes";
-
-/// One logged change.
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct Change {
-    pub seq: i64,
-    pub at: DateTime<Utc>,
-    pub kind: String,
-    pub activity_id: Option<Uuid>,
-    pub subject: String,
-    pub data: serde_json::Value,
-}
 
 #[derive(Clone)]
 pub struct ChangeStore {

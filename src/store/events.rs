@@ -6,41 +6,11 @@ use sqlx::types::Json;
 use sqlx::{FromRow, PgPool, Postgres};
 use uuid::Uuid;
 
+use super::domain_row;
 use super::{StoreError, StoreResult};
-use crate::domain::event::{DispatchOutcome, DispatchState, EventIdOrigin};
+use crate::domain::event::{Dispatch, DispatchOutcome, DispatchState, EventRecord};
 use crate::domain::flow::{Arrival, Debounce, Settle, settle_debounce};
-use crate::domain::run::RunStatus;
-
-#[derive(Debug, Clone, FromRow)]
-pub struct EventRecord {
-    pub event_id: String,
-    pub event_id_origin: EventIdOrigin,
-    pub event_type: String,
-    pub source: String,
-    pub occurred_at: Option<DateTime<Utc>>,
-    pub payload: Json<serde_json::Value>,
-    pub received_at: DateTime<Utc>,
-}
-
-#[derive(Debug, Clone, FromRow)]
-pub struct Dispatch {
-    pub event_id: String,
-    pub activity_id: Uuid,
-    pub workflow_id: String,
-    pub run_id: Uuid,
-    pub state: DispatchState,
-    pub outcome: Option<DispatchOutcome>,
-    pub attempts: i32,
-    pub last_error: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub completed_at: Option<DateTime<Utc>>,
-    /// The run's status, when its row exists.
-    pub run_status: Option<RunStatus>,
-    /// The definition version the dispatch runs.
-    pub definition_version: i64,
-    /// For a dispatch absorbed by `flow.debounce`: the run that took it.
-    pub absorbed_by: Option<Uuid>,
-}
+use crate::domain::query::EventFilter;
 
 /// An enabled event activity subscribed to an event type.
 #[derive(Debug, Clone, FromRow)]
@@ -67,13 +37,30 @@ pub enum Settled {
 /// Separates the debounce locks from the other users of advisory locks.
 const DEBOUNCE_LOCK_CLASS: i32 = 0x0f10_0016;
 
-#[derive(Debug, Clone, Default)]
-pub struct EventFilter {
-    pub event_type: Option<String>,
-    pub source: Option<String>,
-    pub received_from: Option<DateTime<Utc>>,
-    pub received_to: Option<DateTime<Utc>>,
-}
+domain_row!(EventRecord {
+    event_id,
+    event_id_origin,
+    event_type,
+    source,
+    occurred_at,
+    payload: json,
+    received_at,
+});
+domain_row!(Dispatch {
+    event_id,
+    activity_id,
+    workflow_id,
+    run_id,
+    state,
+    outcome,
+    attempts,
+    last_error,
+    created_at,
+    completed_at,
+    run_status,
+    definition_version,
+    absorbed_by,
+});
 
 #[derive(Clone)]
 pub struct EventStore {

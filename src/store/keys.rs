@@ -5,7 +5,7 @@ use sqlx::{FromRow, PgPool};
 use uuid::Uuid;
 
 use super::{StoreError, StoreResult};
-use crate::auth::{self, KeyFacts, NewToken, Scope, UnconfirmedKey};
+use crate::auth::{self, ApiKey, KeyFacts, NewToken, Rejection, Scope, UnconfirmedKey};
 
 #[derive(Debug, Clone, FromRow)]
 struct KeyRow {
@@ -14,16 +14,6 @@ struct KeyRow {
     scope: String,
     created_at: DateTime<Utc>,
     revoked_at: Option<DateTime<Utc>>,
-}
-
-/// A key as listed: never its secret.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiKey {
-    pub id: Uuid,
-    pub name: String,
-    pub scope: Scope,
-    pub created_at: DateTime<Utc>,
-    pub revoked_at: Option<DateTime<Utc>>,
 }
 
 impl TryFrom<KeyRow> for ApiKey {
@@ -41,15 +31,6 @@ impl TryFrom<KeyRow> for ApiKey {
             revoked_at: row.revoked_at,
         })
     }
-}
-
-/// Why a presented token does not authenticate.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Rejection {
-    Malformed,
-    UnknownKey,
-    Revoked,
-    WrongSecret,
 }
 
 #[derive(Clone)]

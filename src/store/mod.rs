@@ -31,6 +31,32 @@ pub use notifications::NotificationStore;
 pub use runs::RunStore;
 pub use sources::SourceStore;
 
+/// `sqlx::FromRow` for a domain type, which knows nothing of sqlx: each
+/// field read from the column of its name, or of the name after `=`; a
+/// field marked `: json` is a JSON column decoded into its type.
+macro_rules! domain_row {
+    ($ty:ty { $($field:ident $(= $column:literal)? $(: $json:ident)?),* $(,)? }) => {
+        impl<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> for $ty {
+            fn from_row(row: &'r sqlx::postgres::PgRow) -> Result<Self, sqlx::Error> {
+                use sqlx::Row;
+                Ok(Self {
+                    $($field: domain_row!(@get row, $field, [$($column)?], [$($json)?]),)*
+                })
+            }
+        }
+    };
+    (@get $row:ident, $field:ident, [], []) => {
+        $row.try_get(stringify!($field))?
+    };
+    (@get $row:ident, $field:ident, [$column:literal], []) => {
+        $row.try_get($column)?
+    };
+    (@get $row:ident, $field:ident, [], [json]) => {
+        $row.try_get::<sqlx::types::Json<_>, _>(stringify!($field))?.0
+    };
+}
+pub(crate) use domain_row;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("not found")]

@@ -6,53 +6,44 @@ use sqlx::{FromRow, PgPool};
 use uuid::Uuid;
 
 use super::StoreResult;
+use super::domain_row;
 use crate::domain::notify::{
-    DeliveryState, Notification, NotificationType, NotifyTarget, delivery_id,
-    destination_of_activity_target, destination_of_subscription,
+    Attempt, Delivery, DeliveryState, Notification, NotificationType, NotifyTarget, Subscription,
+    delivery_id, destination_of_activity_target, destination_of_subscription,
 };
 
-/// A namespace-wide subscription.
-#[derive(Debug, Clone, FromRow)]
-pub struct Subscription {
-    pub id: Uuid,
-    pub url: String,
-    pub secret_ref: Option<String>,
-    pub types: Vec<String>,
-    pub activity_id: Option<Uuid>,
-    pub description: Option<String>,
-    pub created_at: DateTime<Utc>,
-}
-
-/// One notification to one destination.
-#[derive(Debug, Clone, FromRow)]
-pub struct Delivery {
-    pub id: Uuid,
-    pub notification_id: Uuid,
-    pub destination: String,
-    pub subscription_id: Option<Uuid>,
-    pub url: String,
-    pub secret_ref: Option<String>,
-    pub state: DeliveryState,
-    pub attempts: i32,
-    pub last_error: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub dispatched_at: Option<DateTime<Utc>>,
-    pub finished_at: Option<DateTime<Utc>>,
-    /// The notification's type.
-    #[sqlx(rename = "type")]
-    pub kind: String,
-}
-
-/// One attempt of one delivery.
-#[derive(Debug, Clone, FromRow)]
-pub struct Attempt {
-    pub delivery_id: Uuid,
-    pub attempt: i32,
-    pub attempted_at: DateTime<Utc>,
-    pub status_code: Option<i32>,
-    pub error: Option<String>,
-    pub duration_ms: i32,
-}
+domain_row!(Subscription {
+    id,
+    url,
+    secret_ref,
+    types,
+    activity_id,
+    description,
+    created_at,
+});
+domain_row!(Delivery {
+    id,
+    notification_id,
+    destination,
+    subscription_id,
+    url,
+    secret_ref,
+    state,
+    attempts,
+    last_error,
+    created_at,
+    dispatched_at,
+    finished_at,
+    kind = "type",
+});
+domain_row!(Attempt {
+    delivery_id,
+    attempt,
+    attempted_at,
+    status_code,
+    error,
+    duration_ms,
+});
 
 #[derive(FromRow)]
 struct NotificationRow {

@@ -12,6 +12,7 @@ use super::runs::RunStore;
 use super::{StoreError, StoreResult};
 use crate::auth::UnconfirmedKey;
 use crate::domain::misfire::SkipReason;
+use crate::domain::query::RunFilter;
 use crate::domain::run::{
     Cancellation, Run, RunFlow, RunStatus, RunTrigger, TaskInstance, TaskStatus,
 };
@@ -156,17 +157,6 @@ impl TryFrom<TaskRow> for TaskInstance {
             previous_attempts: t.previous_attempts.0,
         })
     }
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct RunFilter {
-    pub activity_id: Option<Uuid>,
-    pub status: Option<RunStatus>,
-    pub trigger_type: Option<RunTrigger>,
-    pub scheduled_from: Option<DateTime<Utc>>,
-    pub scheduled_to: Option<DateTime<Utc>>,
-    pub started_from: Option<DateTime<Utc>>,
-    pub started_to: Option<DateTime<Utc>>,
 }
 
 impl RunStore {

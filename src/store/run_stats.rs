@@ -8,44 +8,8 @@ use uuid::Uuid;
 
 use super::StoreResult;
 use super::runs::RunStore;
-use crate::domain::run::RunTrigger;
-use crate::domain::stats::StatsWindow;
-
-/// One bucket's runs, by status.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct BucketCounts {
-    pub start: DateTime<Utc>,
-    pub queued: i64,
-    pub running: i64,
-    pub succeeded: i64,
-    pub failed: i64,
-    pub cancelled: i64,
-    pub timed_out: i64,
-    pub skipped: i64,
-    /// Over the bucket's runs that started and finished, in seconds.
-    pub duration_p50: Option<f64>,
-    pub duration_p95: Option<f64>,
-}
-
-impl BucketCounts {
-    /// Every run of the bucket, whatever its status.
-    pub fn total(&self) -> i64 {
-        self.queued
-            + self.running
-            + self.succeeded
-            + self.failed
-            + self.cancelled
-            + self.timed_out
-            + self.skipped
-    }
-}
-
-/// Which runs count.
-#[derive(Debug, Clone, Default)]
-pub struct StatsFilter {
-    pub activity_id: Option<Uuid>,
-    pub trigger_type: Option<RunTrigger>,
-}
+use crate::domain::query::StatsFilter;
+use crate::domain::stats::{ActivitySummary, BucketCounts, LastRun, StatsWindow};
 
 /// The statement behind [`RunStore::run_stats`]; `scripts/bench` runs the
 /// very same text with pgbench. Parameters: `$1` from, `$2` to, `$3` the
@@ -115,28 +79,6 @@ impl RunStore {
             })
             .collect())
     }
-}
-
-/// An activity at a glance: its newest run, its runs of the last 24 hours
-/// by outcome, its open alerts.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ActivitySummary {
-    pub last_run: Option<LastRun>,
-    pub runs: i64,
-    pub succeeded: i64,
-    pub failed: i64,
-    pub timed_out: i64,
-    pub cancelled: i64,
-    pub open_alerts: i64,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct LastRun {
-    pub run_id: Uuid,
-    pub status: String,
-    pub scheduled_for: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
-    pub finished_at: Option<DateTime<Utc>>,
 }
 
 type SummaryRow = (

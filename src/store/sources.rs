@@ -2,41 +2,48 @@
 //! re-deliveries of events.
 
 use chrono::{DateTime, Utc};
+use sqlx::PgPool;
 use sqlx::types::Json;
-use sqlx::{FromRow, PgPool};
 use uuid::Uuid;
 
-use super::activities::Expect;
-use super::{StoreError, StoreResult};
+use super::{StoreError, StoreResult, domain_row};
+use crate::domain::event::ConflictRecord;
 use crate::domain::message::RejectReason;
-use crate::domain::source::SourceKind;
+use crate::domain::query::Expect;
+use crate::domain::source::{RejectionRecord, SourceKind, SourceRecord, StatusRecord};
 
-#[derive(Debug, Clone, FromRow)]
-pub struct SourceRecord {
-    pub id: Uuid,
-    pub name: String,
-    pub kind: SourceKind,
-    pub config: Json<serde_json::Value>,
-    pub secret_ref: Option<String>,
-    pub enabled: bool,
-    pub version: i64,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-/// What a source's consumer last reported.
-#[derive(Debug, Clone, Default, FromRow)]
-pub struct StatusRecord {
-    pub connected: bool,
-    pub pending: Option<i64>,
-    pub last_error: Option<String>,
-    pub last_error_at: Option<DateTime<Utc>>,
-    pub accepted: i64,
-    pub rejected: i64,
-    pub conflicts: i64,
-    pub reported_by: Option<String>,
-    pub reported_at: Option<DateTime<Utc>>,
-}
+domain_row!(SourceRecord {
+    id,
+    name,
+    kind,
+    config: json,
+    secret_ref,
+    enabled,
+    version,
+    created_at,
+    updated_at,
+});
+domain_row!(StatusRecord {
+    connected,
+    pending,
+    last_error,
+    last_error_at,
+    accepted,
+    rejected,
+    conflicts,
+    reported_by,
+    reported_at,
+});
+domain_row!(RejectionRecord {
+    id,
+    source_id,
+    received_at,
+    reason,
+    detail,
+    size,
+    raw,
+    headers: json,
+});
 
 /// A report from a consumer: the state now, and counts since the last one.
 #[derive(Debug, Clone, Default)]
@@ -50,29 +57,16 @@ pub struct StatusReport {
     pub conflicts: i64,
 }
 
-#[derive(Debug, Clone, FromRow)]
-pub struct RejectionRecord {
-    pub id: i64,
-    pub source_id: Uuid,
-    pub received_at: DateTime<Utc>,
-    pub reason: RejectReason,
-    pub detail: String,
-    pub size: i32,
-    pub raw: Vec<u8>,
-    pub headers: Json<serde_json::Value>,
-}
-
-#[derive(Debug, Clone, FromRow)]
-pub struct ConflictRecord {
-    pub event_id: String,
-    pub source_id: Option<Uuid>,
-    pub seen_at: DateTime<Utc>,
-    pub differs: Vec<String>,
-    pub event_type: String,
-    pub source: String,
-    pub occurred_at: Option<DateTime<Utc>>,
-    pub payload: Json<serde_json::Value>,
-}
+domain_row!(ConflictRecord {
+    event_id,
+    source_id,
+    seen_at,
+    differs,
+    event_type,
+    source,
+    occurred_at,
+    payload: json,
+});
 
 /// A source as written by a create or an update.
 pub struct SourceWrite<'a> {

@@ -6,9 +6,10 @@ use axum::response::{IntoResponse, Response};
 use uuid::Uuid;
 
 use crate::api::AppState;
+use crate::api::error::ApiResult;
 use crate::api::extract::{IdParam, idempotency_key};
+use crate::api::problems;
 use crate::domain::run::StartOutcome;
-use crate::error::{ApiResult, Problem};
 
 /// What a manual trigger did.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
@@ -39,10 +40,10 @@ pub struct TriggerResponse {
     responses(
         (status = 202, description = "Run started", body = TriggerResponse),
         (status = 200, description = "This key already started a run", body = TriggerResponse),
-        (status = 400, description = "Bad ID or key", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such activity", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Temporal refused the start", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PostgreSQL or Temporal unavailable", body = Problem, content_type = "application/problem+json"),
+        problems::BadIdOrKey,
+        problems::NoSuchActivity,
+        problems::StartRefused,
+        problems::PostgresOrTemporalUnavailable,
     )
 )]
 #[tracing::instrument(skip(state, headers))]
