@@ -10,6 +10,7 @@ pub mod changes;
 mod dispatcher;
 pub mod duties;
 pub mod events;
+pub mod execution;
 pub mod flow;
 mod group_commit;
 pub mod notifications;
