@@ -15,6 +15,7 @@ pub mod flow;
 mod group_commit;
 pub mod notifications;
 pub mod preview;
+pub mod reconcile;
 pub mod run_bulk;
 pub mod run_control;
 pub mod run_retry;
