@@ -411,7 +411,7 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
         let config = settings.worker()?;
         let shutdown = stopped();
         tasks.spawn(async move {
-            crate::temporal::worker::run(config, shutdown).await;
+            crate::worker::run(config, shutdown).await;
             Ok(())
         });
     }

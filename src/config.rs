@@ -233,9 +233,9 @@ impl Settings {
         }
     }
 
-    pub fn worker(&self) -> anyhow::Result<crate::temporal::worker::WorkerConfig> {
+    pub fn worker(&self) -> anyhow::Result<crate::worker::WorkerConfig> {
         use std::str::FromStr;
-        Ok(crate::temporal::worker::WorkerConfig {
+        Ok(crate::worker::WorkerConfig {
             temporal: self.temporal(),
             task_queue: self.task_queue.clone(),
             database: sqlx::postgres::PgConnectOptions::from_str(&self.database_url)?,

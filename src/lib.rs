@@ -16,3 +16,4 @@ pub mod reconcile;
 pub mod service;
 pub mod store;
 pub mod temporal;
+pub mod worker;

@@ -16,7 +16,11 @@ use crate::domain::query::AlertFilter;
 use crate::domain::timeline::History;
 use crate::domain::trigger::Cadence;
 use crate::domain::window::nominal_times_between;
+use crate::store::lease::PassLock;
 use crate::store::{ActivityStore, AlertStore, StoreResult};
+
+/// `pg_try_advisory_xact_lock` key of an evaluation pass: "acp-alert".
+pub const ALERT_LOCK_KEY: i64 = 0x0061_6370_616c_6572;
 
 /// What one evaluation of one activity changed.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -185,6 +189,29 @@ impl Alerts {
             out.extend(alert::missed_fires(&schedule));
         }
         Ok(out)
+    }
+
+    /// One evaluation pass of every activity, under the cluster-wide lock;
+    /// `None` when another instance holds it. Every instance refreshes its
+    /// `acp_alerts_open` gauge.
+    #[tracing::instrument(skip(self))]
+    pub async fn pass(&self) -> StoreResult<Option<Changes>> {
+        let started = std::time::Instant::now();
+        let changes = match PassLock::try_take(self.store.pool(), ALERT_LOCK_KEY).await? {
+            Some(lock) => {
+                let changes = self.evaluate_all(Utc::now()).await?;
+                lock.release().await?;
+                Some(changes)
+            }
+            None => None,
+        };
+        self.refresh_gauge().await?;
+        tracing::debug!(
+            ran = changes.is_some(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "alert evaluation pass"
+        );
+        Ok(changes)
     }
 
     /// Sets `acp_alerts_open` from the database, so every replica serves

@@ -114,3 +114,27 @@ impl DutyLease {
         })
     }
 }
+
+/// One pass of a single duty holding its transaction-scoped advisory lock
+/// (`pg_try_advisory_xact_lock`), on a connection of its own: two passes
+/// never overlap, even while the duty's lease changes hands. Dropping it
+/// without `release` (a pass that failed) rolls back, which frees it too.
+pub struct PassLock(sqlx::Transaction<'static, sqlx::Postgres>);
+
+impl PassLock {
+    /// The lock on `key`, or `None` when another session holds it.
+    pub async fn try_take(pool: &PgPool, key: i64) -> crate::store::StoreResult<Option<Self>> {
+        let mut tx = pool.begin().await?;
+        let (locked,): (bool,) = sqlx::query_as("SELECT pg_try_advisory_xact_lock($1)")
+            .bind(key)
+            .fetch_one(&mut *tx)
+            .await?;
+        Ok(locked.then_some(Self(tx)))
+    }
+
+    /// Ends the pass: commits the lock's transaction, which frees it.
+    pub async fn release(self) -> crate::store::StoreResult<()> {
+        self.0.commit().await?;
+        Ok(())
+    }
+}

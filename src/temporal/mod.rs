@@ -1,5 +1,6 @@
 //! Everything Temporal: the pure translation, the one gateway that holds the
-//! client, and (later) the worker with its workflows and activities.
+//! client, the workflows and the activities' contract (the worker that runs
+//! them is a driver: `src/worker`).
 
 pub mod activities;
 pub mod gateway;
@@ -7,7 +8,6 @@ pub mod messages;
 pub mod notify;
 pub mod translate;
 pub mod webhook;
-pub mod worker;
 pub mod workflows;
 
 use chrono::{DateTime, Utc};

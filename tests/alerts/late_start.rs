@@ -7,7 +7,7 @@ use super::*;
 /// the next fire of a two-second schedule. Stopped in the middle of a run,
 /// the run would stay `running` until the worker returns, and Temporal's
 /// fires meanwhile would be overlap-skips behind a running run, not misses.
-async fn stop_between_runs(app: &TestApp, id: &str, worker: acp::temporal::worker::WorkerHandle) {
+async fn stop_between_runs(app: &TestApp, id: &str, worker: acp::worker::WorkerHandle) {
     eventually(Duration::from_secs(30), || async {
         let runs = app.runs_of(id).await;
         let quiet = runs

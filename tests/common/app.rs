@@ -7,7 +7,7 @@ use std::time::Duration;
 use acp::api::AppState;
 use acp::faults::Faults;
 use acp::temporal::TemporalGateway;
-use acp::temporal::worker::{WorkerConfig, WorkerHandle};
+use acp::worker::{WorkerConfig, WorkerHandle};
 use serde_json::Value;
 use sqlx::PgPool;
 
@@ -108,7 +108,7 @@ impl TestApp {
             allow_internal_webhooks,
             faults,
         };
-        acp::temporal::worker::spawn(config).unwrap_or_else(|e| panic!("worker: {e}"))
+        acp::worker::spawn(config).unwrap_or_else(|e| panic!("worker: {e}"))
     }
 
     /// This app's event dispatcher, as `acp serve` and `acp api` run it;

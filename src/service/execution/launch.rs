@@ -2,21 +2,20 @@
 //! rule applied to the activity's run history, and the fires that do not
 //! run recorded as `skipped` runs.
 
-use temporalio_sdk::activities::ActivityError;
-
-use super::ExecutionActivities;
+use super::{Execution, ExecutionResult};
 use crate::domain::ids;
 use crate::domain::misfire::{Decision, Fire, SkipReason, catch_up_times, decide};
 use crate::domain::run::RunTrigger;
 use crate::domain::trigger::Cadence;
 use crate::temporal::messages::*;
 
-impl ExecutionActivities {
-    /// What `prepare_scheduled_run` answers for `input`.
-    pub(super) async fn decide_scheduled_run(
+impl Execution {
+    /// What to run for one nominal time of a schedule: applies the misfire
+    /// rule, and records the fires that do not run as `skipped` runs.
+    pub async fn prepare_scheduled_run(
         &self,
         input: PrepareScheduledRun,
-    ) -> Result<Prepared, ActivityError> {
+    ) -> ExecutionResult<Prepared> {
         let none = |reason: &str| Prepared {
             run: None,
             workflow_id: None,
@@ -56,7 +55,7 @@ impl ExecutionActivities {
             window_end: Some(scheduled_for),
             definition_version: activity.version,
         };
-        let skip = async |reason: SkipReason| -> Result<(), ActivityError> {
+        let skip = async |reason: SkipReason| -> ExecutionResult<()> {
             crate::metrics::SKIPPED_FIRES
                 .with_label_values(&[reason.as_str()])
                 .inc();

@@ -2,9 +2,10 @@
 //! the failures it reports to Temporal.
 
 use temporalio_common::error::ApplicationFailure;
-use temporalio_common::protos::temporal::api::failure::v1::Failure;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 use tracing::Instrument;
+
+use crate::service::execution::ExecutionError;
 
 /// The span of one activity attempt: its name, the run it serves (all but
 /// `prepare_scheduled_run`, which records the activity instead), the calling
@@ -40,10 +41,10 @@ pub(super) async fn traced<T>(
         span,
         activity_type,
     }: Attempt,
-    work: impl Future<Output = Result<T, ActivityError>>,
+    work: impl Future<Output = Result<T, ExecutionError>>,
 ) -> Result<T, ActivityError> {
     let started = std::time::Instant::now();
-    let result = work.instrument(span.clone()).await;
+    let result = work.instrument(span.clone()).await.map_err(failure);
     let elapsed = started.elapsed();
     crate::metrics::TASK_LATENCY
         .with_label_values(&[activity_type.as_str()])
@@ -56,16 +57,13 @@ pub(super) async fn traced<T>(
     result
 }
 
-pub(super) fn non_retryable(message: impl Into<String>) -> ActivityError {
-    let message: String = message.into();
-    ActivityError::application(ApplicationFailure::non_retryable(anyhow::anyhow!(message)))
-}
-
-/// The innermost message of a failure chain: the activity's own words.
-pub fn root_message(failure: &Failure) -> String {
-    let mut current = failure;
-    while let Some(cause) = current.cause.as_deref() {
-        current = cause;
+/// What Temporal is told of a failed step: a `Final` one is not retried.
+pub(super) fn failure(err: ExecutionError) -> ActivityError {
+    match err {
+        ExecutionError::Final(message) => {
+            ActivityError::application(ApplicationFailure::non_retryable(anyhow::anyhow!(message)))
+        }
+        ExecutionError::Store(err) => err.into(),
+        ExecutionError::Failed(err) => err.into(),
     }
-    current.message.clone()
 }

@@ -1,4 +1,7 @@
-//! The Temporal worker: registration and run loop.
+//! The Temporal worker, a driver: it polls the task queue, runs the
+//! workflows (`temporal::workflows`) and the activities they call, whose
+//! implementations here hand their inputs to the use cases
+//! (`service::execution`).
 //!
 //! `Worker::run` is not `Send`, so the worker lives on its own thread with a
 //! current-thread runtime and a `LocalSet`; it has its own Temporal client
@@ -13,11 +16,17 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use temporalio_sdk::{Runtime, Worker, WorkerOptions};
 use tokio::sync::oneshot;
 
-use super::activities::ExecutionActivities;
-use super::notify::{DeliverNotificationWorkflow, NotifyActivities};
-use super::workflows::{LaunchScheduledRunWorkflow, RunActivityWorkflow, TaskInstanceWorkflow};
-use super::{TemporalGateway, TemporalSettings};
-use crate::store::{ActivityStore, FlowStore, NotificationStore, RunStore};
+use crate::service::execution::Execution;
+use crate::store::NotificationStore;
+use crate::temporal::notify::{DeliverNotificationWorkflow, NotifyActivities};
+use crate::temporal::workflows::{
+    LaunchScheduledRunWorkflow, RunActivityWorkflow, TaskInstanceWorkflow,
+};
+use crate::temporal::{TemporalGateway, TemporalSettings};
+use execution::ExecutionHandlers;
+
+mod attempt;
+pub mod execution;
 
 #[derive(Clone)]
 pub struct WorkerConfig {
@@ -128,16 +137,15 @@ async fn run_loop(config: WorkerConfig, mut stop: oneshot::Receiver<()>) {
                 }
             }
         };
-        let activities = ExecutionActivities {
-            activities: ActivityStore::new(pool.clone()),
-            runs: RunStore::new(pool.clone()),
-            flow: FlowStore::new(pool.clone()),
-            gateway: gateway.clone(),
-            http: http.clone(),
-            allow_internal_webhooks: config.allow_internal_webhooks,
-            #[cfg(feature = "fault-injection")]
-            faults: config.faults.clone(),
-        };
+        let execution = Execution::new(
+            pool.clone(),
+            gateway.clone(),
+            http.clone(),
+            config.allow_internal_webhooks,
+        );
+        #[cfg(feature = "fault-injection")]
+        let execution = execution.with_faults(config.faults.clone());
+        let activities = ExecutionHandlers { execution };
         let options = match WorkerOptions::new(config.task_queue.clone())
             .register_workflow::<LaunchScheduledRunWorkflow>()
             .and_then(|o| o.register_workflow::<RunActivityWorkflow>())

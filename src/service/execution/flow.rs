@@ -1,10 +1,8 @@
-//! Flow control from the worker's side: a run asking for its concurrency
+//! Flow-controlled admission: a run asking for its concurrency
 //! slot and its rate limit's start, and an ended run waking the runs queued
 //! behind it.
 
-use temporalio_sdk::activities::ActivityError;
-
-use super::ExecutionActivities;
+use super::{Execution, ExecutionResult};
 use crate::domain::run::RunStatus;
 use crate::store::flow::Grant;
 use crate::temporal::messages::*;
@@ -13,12 +11,11 @@ use crate::temporal::messages::*;
 /// in case the head was granted already or the limit has room for more.
 const WAKE_HEADS: i64 = 3;
 
-impl ExecutionActivities {
-    /// What `acquire_slot` answers for `input`.
-    pub(super) async fn grant_slot(
-        &self,
-        input: AcquireSlotInput,
-    ) -> Result<SlotGrant, ActivityError> {
+impl Execution {
+    /// Asks for the run's concurrency slot, then its rate limit's start
+    /// (`store::flow` says why the limit is exact). Idempotent: a retry
+    /// after a grant finds the slot.
+    pub async fn acquire_slot(&self, input: AcquireSlotInput) -> ExecutionResult<SlotGrant> {
         let mut grant = Grant::Acquired;
         if let Some(gate) = &input.gate {
             grant = self
