@@ -21,8 +21,8 @@ use crate::api::problems;
 use crate::domain::FieldError;
 use crate::domain::message::RejectReason;
 use crate::domain::source::{
-    NatsConfig, RabbitmqConfig, RejectionRecord, SourceConfig, SourceKind, SourceRecord,
-    StatusRecord, parse_name, parse_secret_ref,
+    RejectionRecord, SourceConfig, SourceKind, SourceRecord, StatusRecord, parse_name,
+    parse_secret_ref,
 };
 use crate::service::sources::{RAW_KEPT, SourceInput};
 
@@ -39,15 +39,6 @@ pub struct RejectedCursor;
 impl Cursor for RejectedCursor {
     const SCOPE: &'static str = "rejected";
     type Key = i64;
-}
-
-/// A source's settings, by kind (documentation only: `config` is read
-/// according to `kind`).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub enum SourceConfigDoc {
-    Nats(NatsConfig),
-    Rabbitmq(RabbitmqConfig),
 }
 
 /// A broker to consume events from. Messages may be CloudEvents (structured
