@@ -42,9 +42,11 @@ impl Evaluator {
         tokio::pin!(shutdown);
         loop {
             if self.duties.turn(duty, &mut lease).await {
-                if let Err(err) = self.alerts.pass().await {
+                let passed = self.alerts.pass().await;
+                if let Err(err) = &passed {
                     tracing::warn!(error = %err, "alert evaluation failed");
                 }
+                crate::metrics::duty_pass(duty.as_str(), passed.is_ok());
             } else if let Err(err) = self.alerts.refresh_gauge().await {
                 tracing::debug!(error = %err, "could not refresh the alert gauge");
             }

@@ -253,6 +253,25 @@ pub static DUTY_LEADER: LazyLock<IntGaugeVec> = LazyLock::new(|| {
     g
 });
 
+/// Passes of a fleet-single duty this process made while holding it, by
+/// duty and outcome (`ok`, `failed`): a duty whose counter stands still on
+/// every replica is not being carried out.
+pub static DUTY_PASSES: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter(
+        "acp_duty_passes_total",
+        "Passes of a fleet-single duty (reconcile, alert_evaluation) made by this process, \
+         by duty and outcome: ok or failed",
+        &["duty", "outcome"],
+    )
+});
+
+/// Counts one pass of `duty`.
+pub fn duty_pass(duty: &str, ok: bool) {
+    DUTY_PASSES
+        .with_label_values(&[duty, if ok { "ok" } else { "failed" }])
+        .inc();
+}
+
 pub static ALERTS_OPEN: LazyLock<IntGaugeVec> = LazyLock::new(|| {
     let g = IntGaugeVec::new(
         Opts::new("acp_alerts_open", "Open alerts by activity and kind"),
@@ -364,6 +383,7 @@ pub async fn render() -> Response {
     LazyLock::force(&HTTP_LATENCY);
     LazyLock::force(&RUNS);
     LazyLock::force(&RUN_CANCELS);
+    LazyLock::force(&DUTY_PASSES);
     LazyLock::force(&RUN_RETRIES);
     LazyLock::force(&SKIPPED_FIRES);
     LazyLock::force(&DISPATCHES);

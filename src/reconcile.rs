@@ -46,10 +46,12 @@ impl Reconciler {
         let mut lease = DutyLease::new(&self.pool, Duty::Reconcile.lease_key());
         tokio::pin!(shutdown);
         loop {
-            if self.duties.turn(Duty::Reconcile, &mut lease).await
-                && let Err(err) = self.pass().await
-            {
-                tracing::warn!(error = %err, "reconcile pass failed");
+            if self.duties.turn(Duty::Reconcile, &mut lease).await {
+                let passed = self.pass().await;
+                if let Err(err) = &passed {
+                    tracing::warn!(error = %err, "reconcile pass failed");
+                }
+                crate::metrics::duty_pass(Duty::Reconcile.as_str(), passed.is_ok());
             }
             tokio::select! {
                 _ = &mut shutdown => break,

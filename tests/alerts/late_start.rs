@@ -65,8 +65,8 @@ async fn late_start_opens_when_the_worker_stops_and_resolves_when_it_returns(poo
     let evaluating = Evaluating::start(&app);
     first_success(&app, &id).await;
 
-    // Healthy for a while: nothing opens.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Healthy for a while: four evaluations open nothing.
+    app.passes_of("alert_evaluation", 4).await;
     assert!(alerts_of(&app, &id, None).await.is_empty());
     let gauge = format!("acp_alerts_open{{activity=\"{id}\",kind=\"late_start\"}}");
     let opened_counter = "acp_alerts_opened_total{kind=\"late_start\"}";
@@ -117,7 +117,7 @@ async fn late_start_opens_when_the_worker_stops_and_resolves_when_it_returns(poo
     assert!(open_ids.contains(&&alert["id"]), "{activity}");
 
     // Still one incident however many evaluations see it.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    app.passes_of("alert_evaluation", 4).await;
     assert_eq!(alerts_of(&app, &id, None).await.len(), 2);
 
     let worker = app.worker(true, Default::default());
@@ -236,7 +236,7 @@ async fn late_start_opens_while_temporal_is_down(pool: PgPool) {
     let id = created["id"].as_str().unwrap_or_default().to_owned();
     let evaluating = Evaluating::start(&app);
     first_success(&app, &id).await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    app.passes_of("alert_evaluation", 3).await;
     assert!(alerts_of(&app, &id, None).await.is_empty());
 
     server.stop();

@@ -58,7 +58,7 @@ async fn a_blocking_webhook_is_stuck_and_three_failures_are_a_streak(pool: PgPoo
         assert_eq!(run["status"], "failed", "{run}");
         if n < 3 {
             // Evaluations after two failures open nothing.
-            tokio::time::sleep(PERIOD * 2).await;
+            app.passes_of("alert_evaluation", 2).await;
             assert!(
                 alerts_of(&app, &id, None).await.is_empty(),
                 "after {n} failures"

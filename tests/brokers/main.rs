@@ -337,17 +337,13 @@ async fn temporal_runs(app: &TestApp, namespace: &str) -> i64 {
 }
 
 async fn subscriber(app_base: &str, http: &reqwest::Client, types: &[&str]) -> String {
-    let response = http
-        .post(format!("{app_base}/v1/activities"))
-        .json(&json!({
-            "name": "on-order",
-            "trigger": {"type": "event", "event_types": types},
-            "tasks": [{"task_type": "noop"}]
-        }))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let (status, body) = json(response).await;
+    let body = json!({
+        "name": "on-order",
+        "trigger": {"type": "event", "event_types": types},
+        "tasks": [{"task_type": "noop"}]
+    });
+    let (status, body) =
+        send_set_up(|| http.post(format!("{app_base}/v1/activities")).json(&body)).await;
     assert_eq!(status, 201, "{body}");
     body["id"].as_str().unwrap_or_default().to_owned()
 }

@@ -141,6 +141,29 @@ impl TestApp {
             .unwrap_or_default()
     }
 
+    /// Passes this process made of `duty` (`acp_duty_passes_total`, every
+    /// outcome).
+    pub async fn duty_passes(&self, duty: &str) -> u64 {
+        let prefix = format!("acp_duty_passes_total{{duty=\"{duty}\"");
+        self.metrics_text()
+            .await
+            .lines()
+            .filter(|l| l.starts_with(&prefix))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum()
+    }
+
+    /// Waits until `n` more passes of `duty` have ended: the event that
+    /// proves the time for them passed, before asserting that they did
+    /// not change something.
+    pub async fn passes_of(&self, duty: &str, n: u64) {
+        let target = self.duty_passes(duty).await + n;
+        super::eventually(std::time::Duration::from_secs(60), || async {
+            (self.duty_passes(duty).await >= target).then_some(())
+        })
+        .await;
+    }
+
     /// Runs of an activity, from the history API (first page, newest first).
     pub async fn runs_of(&self, activity_id: &str) -> Vec<Value> {
         let (status, page) = json(
@@ -202,9 +225,8 @@ impl TestApp {
 
     /// Creates an activity and returns its JSON, asserting 201.
     pub async fn create(&self, body: &Value) -> Value {
-        let response = self.post("/v1/activities", body).await;
-        let status = response.status();
-        let json: Value = response.json().await.unwrap_or_default();
+        let (status, json) =
+            super::send_set_up(|| self.http.post(self.url("/v1/activities")).json(body)).await;
         assert_eq!(status, 201, "create failed: {json}");
         json
     }

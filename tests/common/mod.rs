@@ -40,6 +40,34 @@ where
     }
 }
 
+/// Sends a set-up request, and sends it again while the service answers
+/// 503 "a dependency is unavailable" (nothing was written; the problem tells
+/// a client to retry shortly), for up to a minute: on a busy machine a
+/// service's first PostgreSQL connection can take longer than its acquire
+/// timeout. Any other answer is returned as it came. Not for a test whose
+/// point is the 503.
+pub async fn send_set_up(
+    request: impl Fn() -> reqwest::RequestBuilder,
+) -> (u16, serde_json::Value) {
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let response = request()
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("set-up request: {e}"));
+        let status = response.status().as_u16();
+        let body: serde_json::Value = response.json().await.unwrap_or_default();
+        let unavailable = status == 503
+            && body["type"]
+                .as_str()
+                .is_some_and(|t| t.ends_with("/problems/unavailable"));
+        if !unavailable || Instant::now() > until {
+            return (status, body);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 /// Installs the test log subscriber once per test binary, if `TEST_LOG` asks.
 pub fn init_test_log() {
     static ONCE: std::sync::Once = std::sync::Once::new();

@@ -208,7 +208,7 @@ async fn a_dst_extra_time_starts_once_when_its_holder_dies_before_it_is_due(pool
     // nothing more.
     let (again, again_stop) = reconcile_loop(&first, &clock);
     clock.store(utc("2026-03-29T01:30:00Z").timestamp(), Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    first.passes_of("reconcile", 10).await;
     let executions: Vec<String> =
         executions_matching(&first, "WorkflowType = 'RunActivityWorkflow'")
             .await

@@ -111,8 +111,9 @@ async fn paused_in_temporal(address: &str, schedule_id: &str) -> Option<bool> {
 
 /// Drift made by hand is put back by the fleet, whoever leads.
 async fn drift_is_repaired(address: &str, schedule_id: &str) {
+    // The pause is made (it panics otherwise); whether a describe still sees
+    // it depends on how soon the fleet repairs it, so none is asserted here.
     pause_behind_the_back(address, schedule_id).await;
-    assert_eq!(paused_in_temporal(address, schedule_id).await, Some(true));
     eventually(Duration::from_secs(30), || async {
         (paused_in_temporal(address, schedule_id).await == Some(false)).then_some(())
     })

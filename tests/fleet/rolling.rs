@@ -52,15 +52,7 @@ async fn count(pool: &PgPool, sql: &str, activity: &str) -> i64 {
 }
 
 async fn create_in(http: &reqwest::Client, base: &str, body: Value) -> String {
-    let created: Value = http
-        .post(format!("{base}/v1/activities"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .json()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (_, created) = send_set_up(|| http.post(format!("{base}/v1/activities")).json(&body)).await;
     created["id"]
         .as_str()
         .unwrap_or_else(|| panic!("{created}"))
