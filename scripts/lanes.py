@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Runs independent check jobs a few at a time and reports each one whole.
+
+    scripts/lanes.py LANES LOG_DIR JOB_FILE
+
+JOB_FILE holds one job per line: `NAME<TAB>WEIGHT<TAB>SHELL COMMAND`. Jobs
+start in the file's order, at most LANES at once, and at most one job of
+weight `heavy` at a time (the CPU-bound ones: bursts of hundreds of messages
+or events, fairness under a backlog). Each job's output goes to
+LOG_DIR/NAME.log; when a job ends its log is printed: whole if it failed,
+its summary lines if it passed. At the end a table gives each job's wall
+time, the CPU time it and its waited-for children used, and its result.
+Exits 1 if any job failed.
+
+scripts/test runs every test binary and its end-to-end checks through it
+(ACP_TEST_LANES at once, one by default).
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+
+def summary_lines(text):
+    keep = ("test result:", "running ", "# pass", "# fail", "[fuzz]", "passed", "failed")
+    lines = [l for l in text.splitlines() if any(k in l for k in keep)]
+    return lines[-12:]
+
+
+def main():
+    lanes, log_dir, job_file = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    os.makedirs(log_dir, exist_ok=True)
+    jobs = []
+    with open(job_file) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            name, weight, command = line.split("\t", 2)
+            jobs.append((name, weight, command))
+
+    pending = list(jobs)
+    running = {}  # pid -> (name, weight, started, log file)
+    results = []  # (name, wall, cpu, rc)
+    started_all = time.monotonic()
+
+    # Stopped, stop every job too: each runs in its own process group.
+    def stop(signum, _frame):
+        for pid in running:
+            try:
+                os.killpg(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+    def heavy_running():
+        return any(w == "heavy" for (_, w, _, _) in running.values())
+
+    while pending or running:
+        while len(running) < lanes and pending:
+            pick = next(
+                (j for j in pending if j[1] != "heavy" or not heavy_running()), None
+            )
+            if pick is None:
+                break
+            pending.remove(pick)
+            name, weight, command = pick
+            log = open(os.path.join(log_dir, name + ".log"), "wb")
+            proc = subprocess.Popen(
+                ["bash", "-c", command], stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True,
+            )
+            running[proc.pid] = (name, weight, time.monotonic(), log)
+            print(f"[lanes] {time.monotonic() - started_all:6.0f}s start {name}", flush=True)
+        pid, status, usage = os.wait4(-1, 0)
+        if pid not in running:
+            continue
+        name, weight, started, log = running.pop(pid)
+        log.close()
+        wall = time.monotonic() - started
+        cpu = usage.ru_utime + usage.ru_stime
+        rc = os.waitstatus_to_exitcode(status)
+        results.append((name, wall, cpu, rc))
+        with open(os.path.join(log_dir, name + ".log"), errors="replace") as f:
+            text = f.read()
+        verdict = "ok" if rc == 0 else f"FAILED (exit {rc})"
+        print(
+            f"[lanes] {time.monotonic() - started_all:6.0f}s end {name}: {verdict}"
+            f" in {wall:.0f}s (cpu {cpu:.0f}s)",
+            flush=True,
+        )
+        shown = text.splitlines() if rc != 0 else summary_lines(text)
+        for l in shown:
+            print(f"    {l}")
+        sys.stdout.flush()
+
+    total = time.monotonic() - started_all
+    print(f"[lanes] {len(results)} jobs in {total:.0f}s, {lanes} lanes:")
+    for name, wall, cpu, rc in sorted(results, key=lambda r: -r[1]):
+        print(f"    {name:28} {wall:6.0f}s wall {cpu:6.0f}s cpu  {'ok' if rc == 0 else 'FAILED'}")
+    failed = [r[0] for r in results if r[3] != 0]
+    if failed:
+        print(f"[lanes] failed: {' '.join(failed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
