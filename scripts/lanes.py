@@ -5,15 +5,14 @@
 
 JOB_FILE holds one job per line: `NAME<TAB>WEIGHT<TAB>SHELL COMMAND`. Jobs
 start in the file's order, at most LANES at once, and at most one job of
-weight `heavy` at a time (the CPU-bound ones: bursts of hundreds of messages
-or events, fairness under a backlog). Each job's output goes to
+weight `heavy` at a time (WEIGHT is `heavy` or `light`). Each job's output goes to
 LOG_DIR/NAME.log; when a job ends its log is printed: whole if it failed,
 its summary lines if it passed. At the end a table gives each job's wall
 time, the CPU time it and its waited-for children used, and its result.
 Exits 1 if any job failed.
 
 scripts/test runs every test binary and its end-to-end checks through it
-(ACP_TEST_LANES at once, one by default).
+(ACP_TEST_LANES at once, two by default).
 """
 
 import os

@@ -54,6 +54,39 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # ---------------------------------------------------------------------------
+# Build cache
+# ---------------------------------------------------------------------------
+
+# use_build_cache: a checkout without target/ builds into a target directory
+# kept for the machine's checkouts (target/ becomes a link to it), so that a
+# fresh clone (CI's, each run) compiles only this crate, not its ~400
+# dependencies again. Cargo's fingerprints decide what is rebuilt, so a cache
+# that is stale or empty only costs time; a clone's own target/, if it has
+# one, is left alone. ACP_BUILD_CACHE: the directory (default
+# ~/.cache/activity-control-plane/target), or 0 for none.
+use_build_cache() {
+    local cache="${ACP_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/activity-control-plane/target}"
+    [[ "$cache" != 0 && ! -e "$ACP_ROOT/target" && ! -L "$ACP_ROOT/target" ]] || return 0
+    mkdir -p "$cache" || return 0
+    ln -s "$cache" "$ACP_ROOT/target"
+    log "target/ -> $cache (a build cache kept between checkouts; ACP_BUILD_CACHE=0 for none)"
+    # Each checkout builds this crate's own artefacts under new names (the
+    # checkout's path is in their hash): those of earlier checkouts, half a
+    # day old, go, so that the cache holds the dependencies and little else.
+    # (Executables have no extension: `http-<16 hex>` is the test binary,
+    # never the http crate, whose files are lib*.rlib and *.d.)
+    local hash='????????????????'
+    local names=(-name 'libacp-*' -o -name "acp-$hash" -o -name "bench-$hash") test
+    for test in "$ACP_ROOT"/tests/*.rs "$ACP_ROOT"/tests/*/main.rs; do
+        test="${test%/main.rs}"
+        test="$(basename "${test%.rs}")"
+        names+=(-o -name "$test-$hash")
+    done
+    find "$cache"/debug/deps "$cache"/debug/examples -maxdepth 1 -type f -mmin +720 \( "${names[@]}" \) -delete 2>/dev/null || true
+    find "$cache"/debug/incremental -mindepth 1 -maxdepth 1 -mmin +720 -exec rm -rf {} + 2>/dev/null || true
+}
+
+# ---------------------------------------------------------------------------
 # Small utilities
 # ---------------------------------------------------------------------------
 

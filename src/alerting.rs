@@ -42,7 +42,14 @@ impl Evaluator {
         tokio::pin!(shutdown);
         loop {
             if self.duties.turn(duty, &mut lease).await {
-                let passed = self.alerts.pass().await;
+                // A pass stops where it is at shutdown: each alert it opens
+                // or resolves is one statement, its lock is its transaction's
+                // (freed by the rollback), and the next pass evaluates
+                // everything again.
+                let passed = tokio::select! {
+                    _ = &mut shutdown => break,
+                    passed = self.alerts.pass() => passed,
+                };
                 if let Err(err) = &passed {
                     tracing::warn!(error = %err, "alert evaluation failed");
                 }

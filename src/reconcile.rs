@@ -47,7 +47,13 @@ impl Reconciler {
         tokio::pin!(shutdown);
         loop {
             if self.duties.turn(Duty::Reconcile, &mut lease).await {
-                let passed = self.pass().await;
+                // A pass stops where it is at shutdown: each step is an
+                // upsert the next pass repeats, and its lock is its
+                // transaction's, freed by the rollback.
+                let passed = tokio::select! {
+                    _ = &mut shutdown => break,
+                    passed = self.pass() => passed,
+                };
                 if let Err(err) = &passed {
                     tracing::warn!(error = %err, "reconcile pass failed");
                 }
