@@ -33,12 +33,16 @@ RUN mkdir src \
  && cargo build --release --bin acp \
  && rm -rf src
 
-# Then the real sources (src/, migrations/ embedded by sqlx::migrate!, ...;
-# .dockerignore keeps target/, tools/ and .git out). Touch the crate roots so
+# Then the real sources (src/, migrations/ embedded by sqlx::migrate!, .sqlx/
+# with the query macros' offline data, ...; .dockerignore keeps target/,
+# tools/ and .git out). The store's statements are checked against that data,
+# not a database (there is none here): SQLX_OFFLINE. Touch the crate roots so
 # cargo rebuilds the crate rather than trusting the stubs' timestamps.
 COPY . .
 COPY --from=console /src/console/dist console/dist
-RUN touch src/main.rs src/lib.rs \
+ENV SQLX_OFFLINE=true
+RUN test -n "$(ls .sqlx/query-*.json)" \
+ && touch src/main.rs src/lib.rs \
  && cargo build --release --bin acp
 
 # --- runtime ---------------------------------------------------------------

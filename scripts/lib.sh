@@ -25,6 +25,12 @@ ACP_TOOLS="$ACP_ROOT/tools"
 # with 1.9.1 (Server 1.32.0).
 TEMPORAL_CLI_VERSION="${ACP_TEMPORAL_CLI_VERSION:-1.9.1}"
 
+# The store's query macros read their statements' descriptions from .sqlx/
+# (issue 27) rather than asking DATABASE_URL's database, which the scripts
+# point at databases that may not be migrated yet (or at the server only).
+# scripts/sqlx-check keeps .sqlx/ current, building online itself.
+export SQLX_OFFLINE="${SQLX_OFFLINE:-true}"
+
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 

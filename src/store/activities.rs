@@ -13,6 +13,8 @@ mod pauses;
 mod sync;
 mod writes;
 
+/// The columns of [`ActivityRow`], for the one statement built at run time
+/// (`list`); the others name them in full, checked at build time.
 const COLUMNS: &str = "id, version, definition, paused, pause_note, created_at, updated_at, \
     deleted_at, sync_state, last_synced_at, last_sync_error, synced_version, schedule_conflict_token";
 
@@ -85,11 +87,16 @@ impl ActivityStore {
 
     /// An activity even when soft-deleted, for run history and the reconciler.
     pub async fn get_any(&self, id: Uuid) -> StoreResult<Option<Activity>> {
-        let row: Option<ActivityRow> =
-            sqlx::query_as(&format!("SELECT {COLUMNS} FROM activities WHERE id = $1"))
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?;
+        let row = sqlx::query_as!(
+            ActivityRow,
+            r#"SELECT id, version, definition AS "definition: _", paused, pause_note, created_at, updated_at,
+                 deleted_at, sync_state, last_synced_at, last_sync_error, synced_version,
+                 schedule_conflict_token
+               FROM activities WHERE id = $1"#,
+            id,
+        )
+        .fetch_optional(&self.pool)
+        .await?;
         Ok(row.map(Into::into))
     }
 
@@ -138,10 +145,14 @@ impl ActivityStore {
 }
 
 async fn lock_live(tx: &mut Transaction<'_, Postgres>, id: Uuid) -> StoreResult<Activity> {
-    let row: Option<ActivityRow> = sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM activities WHERE id = $1 AND deleted_at IS NULL FOR UPDATE"
-    ))
-    .bind(id)
+    let row = sqlx::query_as!(
+        ActivityRow,
+        r#"SELECT id, version, definition AS "definition: _", paused, pause_note, created_at, updated_at,
+             deleted_at, sync_state, last_synced_at, last_sync_error, synced_version,
+             schedule_conflict_token
+           FROM activities WHERE id = $1 AND deleted_at IS NULL FOR UPDATE"#,
+        id,
+    )
     .fetch_optional(&mut **tx)
     .await?;
     row.map(Into::into).ok_or(StoreError::NotFound)
@@ -153,13 +164,13 @@ async fn record_version(
     version: i64,
     def: &ActivityDefinition,
 ) -> StoreResult<()> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO activity_versions (activity_id, version, definition) VALUES ($1, $2, $3)
          ON CONFLICT (activity_id, version) DO NOTHING",
+        id,
+        version,
+        Json(def) as _,
     )
-    .bind(id)
-    .bind(version)
-    .bind(Json(def))
     .execute(&mut **tx)
     .await?;
     Ok(())

@@ -38,6 +38,7 @@ impl From<AlertRow> for Alert {
     }
 }
 
+/// The columns of [`AlertRow`], for the statement built at run time (`list`).
 const COLUMNS: &str =
     "id, activity_id, kind, summary, detail, opened_at, last_seen_at, resolved_at";
 
@@ -52,13 +53,13 @@ async fn record_notification(
     kind: NotificationType,
     alert: &Alert,
 ) -> StoreResult<()> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO notifications (type, activity_id, subject, data) VALUES ($1, $2, $3, $4)",
+        kind.as_str(),
+        alert.activity_id,
+        alert.id.to_string(),
+        serde_json::to_value(alert).unwrap_or_default(),
     )
-    .bind(kind.as_str())
-    .bind(alert.activity_id)
-    .bind(alert.id.to_string())
-    .bind(Json(serde_json::to_value(alert).unwrap_or_default()))
     .execute(&mut **tx)
     .await?;
     Ok(())
@@ -76,13 +77,12 @@ impl AlertStore {
     /// Live activities with expectations, and any activity with an open
     /// alert (which may need resolving: expectations removed, activity deleted).
     pub async fn evaluation_targets(&self) -> StoreResult<Vec<Uuid>> {
-        let rows: Vec<(Uuid,)> = sqlx::query_as(
-            "SELECT id FROM activities WHERE deleted_at IS NULL AND definition ? 'alerts'
-             UNION SELECT activity_id FROM alerts WHERE resolved_at IS NULL",
+        Ok(sqlx::query_scalar!(
+            r#"SELECT id AS "id!" FROM activities WHERE deleted_at IS NULL AND definition ? 'alerts'
+             UNION SELECT activity_id FROM alerts WHERE resolved_at IS NULL"#
         )
         .fetch_all(&self.pool)
-        .await?;
-        Ok(rows.into_iter().map(|r| r.0).collect())
+        .await?)
     }
 
     /// Status of each run at a nominal time in `[from, to]`.
@@ -92,26 +92,30 @@ impl AlertStore {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> StoreResult<Vec<(DateTime<Utc>, RunStatus)>> {
-        Ok(sqlx::query_as(
-            "SELECT scheduled_for, status FROM activity_runs
-             WHERE activity_id = $1 AND scheduled_for >= $2 AND scheduled_for <= $3",
+        let rows = sqlx::query!(
+            r#"SELECT scheduled_for AS "scheduled_for!", status AS "status: RunStatus"
+             FROM activity_runs
+             WHERE activity_id = $1 AND scheduled_for >= $2 AND scheduled_for <= $3"#,
+            activity_id,
+            from,
+            to,
         )
-        .bind(activity_id)
-        .bind(from)
-        .bind(to)
         .fetch_all(&self.pool)
-        .await?)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.scheduled_for, r.status))
+            .collect())
     }
 
     /// The newest nominal time that executed (not a recorded skip).
     pub async fn last_executed(&self, activity_id: Uuid) -> StoreResult<Option<DateTime<Utc>>> {
-        let (t,): (Option<DateTime<Utc>>,) = sqlx::query_as(
+        Ok(sqlx::query_scalar!(
             "SELECT max(scheduled_for) FROM activity_runs WHERE activity_id = $1 AND status <> 'skipped'",
+            activity_id,
         )
-        .bind(activity_id)
         .fetch_one(&self.pool)
-        .await?;
-        Ok(t)
+        .await?)
     }
 
     /// When runs of the activity executed, `[started, finished)`, overlapping `[from, ∞)`.
@@ -120,26 +124,31 @@ impl AlertStore {
         activity_id: Uuid,
         from: DateTime<Utc>,
     ) -> StoreResult<Vec<(DateTime<Utc>, Option<DateTime<Utc>>)>> {
-        Ok(sqlx::query_as(
-            "SELECT started_at, finished_at FROM activity_runs
+        let rows = sqlx::query!(
+            r#"SELECT started_at AS "started_at!", finished_at FROM activity_runs
              WHERE activity_id = $1 AND status <> 'skipped' AND started_at IS NOT NULL
-               AND (finished_at IS NULL OR finished_at >= $2)",
+               AND (finished_at IS NULL OR finished_at >= $2)"#,
+            activity_id,
+            from,
         )
-        .bind(activity_id)
-        .bind(from)
         .fetch_all(&self.pool)
-        .await?)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.started_at, r.finished_at))
+            .collect())
     }
 
     /// Runs still running: (run ID, started at).
     pub async fn running(&self, activity_id: Uuid) -> StoreResult<Vec<(Uuid, DateTime<Utc>)>> {
-        Ok(sqlx::query_as(
-            "SELECT run_id, coalesce(started_at, created_at) FROM activity_runs
-             WHERE activity_id = $1 AND status = 'running'",
+        let rows = sqlx::query!(
+            r#"SELECT run_id, coalesce(started_at, created_at) AS "started_at!" FROM activity_runs
+             WHERE activity_id = $1 AND status = 'running'"#,
+            activity_id,
         )
-        .bind(activity_id)
         .fetch_all(&self.pool)
-        .await?)
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.run_id, r.started_at)).collect())
     }
 
     /// The `n` most recent runs that succeeded or failed, newest first.
@@ -148,15 +157,16 @@ impl AlertStore {
         activity_id: Uuid,
         n: u32,
     ) -> StoreResult<Vec<(Uuid, RunStatus)>> {
-        Ok(sqlx::query_as(
-            "SELECT run_id, status FROM activity_runs
+        let rows = sqlx::query!(
+            r#"SELECT run_id, status AS "status: RunStatus" FROM activity_runs
              WHERE activity_id = $1 AND status IN ('succeeded', 'failed')
-             ORDER BY finished_at DESC NULLS LAST, run_id DESC LIMIT $2",
+             ORDER BY finished_at DESC NULLS LAST, run_id DESC LIMIT $2"#,
+            activity_id,
+            i64::from(n),
         )
-        .bind(activity_id)
-        .bind(i64::from(n))
         .fetch_all(&self.pool)
-        .await?)
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.run_id, r.status)).collect())
     }
 
     /// Events accepted for the activity since `since` whose run has not
@@ -166,25 +176,32 @@ impl AlertStore {
         activity_id: Uuid,
         since: DateTime<Utc>,
     ) -> StoreResult<Vec<(String, DateTime<Utc>)>> {
-        Ok(sqlx::query_as(
+        let rows = sqlx::query!(
             "SELECT d.event_id, d.created_at FROM event_dispatches d
              LEFT JOIN activity_runs r ON r.workflow_id = d.workflow_id
              WHERE d.activity_id = $1 AND d.created_at >= $2
                AND (r.run_id IS NULL OR r.status = 'skipped')
              ORDER BY d.created_at LIMIT 1000",
+            activity_id,
+            since,
         )
-        .bind(activity_id)
-        .bind(since)
         .fetch_all(&self.pool)
-        .await?)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.event_id, r.created_at))
+            .collect())
     }
 
     pub async fn open_of(&self, activity_id: Uuid) -> StoreResult<Vec<Alert>> {
-        let rows: Vec<AlertRow> = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM alerts WHERE activity_id = $1 AND resolved_at IS NULL
-             ORDER BY opened_at DESC, id DESC"
-        ))
-        .bind(activity_id)
+        let rows = sqlx::query_as!(
+            AlertRow,
+            r#"SELECT id, activity_id, kind AS "kind: _", summary, detail AS "detail: _", opened_at,
+                 last_seen_at, resolved_at
+             FROM alerts WHERE activity_id = $1 AND resolved_at IS NULL
+             ORDER BY opened_at DESC, id DESC"#,
+            activity_id,
+        )
         .fetch_all(&self.pool)
         .await?;
         Ok(rows.into_iter().map(Into::into).collect())
@@ -194,16 +211,18 @@ impl AlertStore {
     /// (then it only refreshes it). Returns the alert when this call opened it.
     pub async fn open(&self, activity_id: Uuid, breach: &Breach) -> StoreResult<Option<Alert>> {
         let mut tx = self.pool.begin().await?;
-        let opened: Option<AlertRow> = sqlx::query_as(&format!(
-            "INSERT INTO alerts (id, activity_id, kind, summary, detail) VALUES ($1, $2, $3, $4, $5)
+        let opened = sqlx::query_as!(
+            AlertRow,
+            r#"INSERT INTO alerts (id, activity_id, kind, summary, detail) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (activity_id, kind) WHERE resolved_at IS NULL DO NOTHING
-             RETURNING {COLUMNS}"
-        ))
-        .bind(Uuid::new_v4())
-        .bind(activity_id)
-        .bind(breach.kind.as_str())
-        .bind(&breach.summary)
-        .bind(Json(&breach.detail))
+             RETURNING id, activity_id, kind AS "kind: _", summary, detail AS "detail: _", opened_at,
+                 last_seen_at, resolved_at"#,
+            Uuid::new_v4(),
+            activity_id,
+            breach.kind.as_str(),
+            breach.summary,
+            Json(&breach.detail) as _,
+        )
         .fetch_optional(&mut *tx)
         .await?;
         let opened = match opened {
@@ -213,14 +232,14 @@ impl AlertStore {
                 Some(alert)
             }
             None => {
-                sqlx::query(
+                sqlx::query!(
                     "UPDATE alerts SET last_seen_at = now(), summary = $3, detail = $4
                      WHERE activity_id = $1 AND kind = $2 AND resolved_at IS NULL",
+                    activity_id,
+                    breach.kind.as_str(),
+                    breach.summary,
+                    Json(&breach.detail) as _,
                 )
-                .bind(activity_id)
-                .bind(breach.kind.as_str())
-                .bind(&breach.summary)
-                .bind(Json(&breach.detail))
                 .execute(&mut *tx)
                 .await?;
                 None
@@ -233,11 +252,14 @@ impl AlertStore {
     /// Resolves an open alert. Returns it when this call resolved it.
     pub async fn resolve(&self, id: Uuid) -> StoreResult<Option<Alert>> {
         let mut tx = self.pool.begin().await?;
-        let row: Option<AlertRow> = sqlx::query_as(&format!(
-            "UPDATE alerts SET resolved_at = greatest(now(), opened_at)
-             WHERE id = $1 AND resolved_at IS NULL RETURNING {COLUMNS}"
-        ))
-        .bind(id)
+        let row = sqlx::query_as!(
+            AlertRow,
+            r#"UPDATE alerts SET resolved_at = greatest(now(), opened_at)
+             WHERE id = $1 AND resolved_at IS NULL
+             RETURNING id, activity_id, kind AS "kind: _", summary, detail AS "detail: _", opened_at,
+                 last_seen_at, resolved_at"#,
+            id,
+        )
         .fetch_optional(&mut *tx)
         .await?;
         let resolved = row.map(Alert::from);
@@ -249,10 +271,15 @@ impl AlertStore {
     }
 
     pub async fn get(&self, id: Uuid) -> StoreResult<Alert> {
-        let row: AlertRow = sqlx::query_as(&format!("SELECT {COLUMNS} FROM alerts WHERE id = $1"))
-            .bind(id)
-            .fetch_one(&self.pool)
-            .await?;
+        let row = sqlx::query_as!(
+            AlertRow,
+            r#"SELECT id, activity_id, kind AS "kind: _", summary, detail AS "detail: _", opened_at,
+                 last_seen_at, resolved_at
+             FROM alerts WHERE id = $1"#,
+            id,
+        )
+        .fetch_one(&self.pool)
+        .await?;
         Ok(row.into())
     }
 
@@ -301,11 +328,15 @@ impl AlertStore {
 
     /// Open alerts by (activity, kind), for the gauge.
     pub async fn open_counts(&self) -> StoreResult<Vec<(Uuid, AlertKind, i64)>> {
-        Ok(sqlx::query_as(
-            "SELECT activity_id, kind, count(*) FROM alerts WHERE resolved_at IS NULL
-             GROUP BY activity_id, kind",
+        let rows = sqlx::query!(
+            r#"SELECT activity_id, kind AS "kind: AlertKind", count(*) AS "count!" FROM alerts
+             WHERE resolved_at IS NULL GROUP BY activity_id, kind"#
         )
         .fetch_all(&self.pool)
-        .await?)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.activity_id, r.kind, r.count))
+            .collect())
     }
 }

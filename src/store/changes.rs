@@ -6,18 +6,9 @@ use sha2::{Digest, Sha256};
 use sqlx::{Connection, PgPool};
 use uuid::Uuid;
 
-use super::{StoreResult, domain_row};
+use super::StoreResult;
 use crate::auth::Scope;
 use crate::domain::change::Change;
-
-domain_row!(Change {
-    seq,
-    at,
-    kind,
-    activity_id,
-    subject,
-    data,
-});
 
 /// `pg_try_advisory_xact_lock` key of one sequencer pass: "acp-seq".
 pub const SEQUENCER_LOCK_KEY: i64 = 0x0061_6370_2d73_6571;
@@ -55,17 +46,19 @@ impl ChangeStore {
     pub async fn sequence(&self, limit: i64) -> StoreResult<u64> {
         let mut conn = self.pool.acquire().await?;
         let mut tx = conn.begin().await?;
-        let (locked,): (bool,) = sqlx::query_as("SELECT pg_try_advisory_xact_lock($1)")
-            .bind(SEQUENCER_LOCK_KEY)
-            .fetch_one(&mut *tx)
-            .await?;
+        let locked = sqlx::query_scalar!(
+            r#"SELECT pg_try_advisory_xact_lock($1) AS "locked!""#,
+            SEQUENCER_LOCK_KEY,
+        )
+        .fetch_one(&mut *tx)
+        .await?;
         if !locked {
             return Ok(0);
         }
         // Numbered in inbox order: the sub-select is sorted before
         // nextval() runs on its rows.
-        let (moved, newest): (i64, Option<i64>) = sqlx::query_as(
-            "WITH taken AS (
+        let numbered = sqlx::query!(
+            r#"WITH taken AS (
                  DELETE FROM change_inbox
                   WHERE id IN (SELECT id FROM change_inbox ORDER BY id LIMIT $1)
                  RETURNING id, at, kind, activity_id, subject, data
@@ -75,16 +68,15 @@ impl ChangeStore {
                    FROM (SELECT * FROM taken ORDER BY id) ordered
                  RETURNING seq
              )
-             SELECT count(*), max(seq) FROM numbered",
+             SELECT count(*) AS "moved!", max(seq) AS newest FROM numbered"#,
+            limit,
         )
-        .bind(limit)
         .fetch_one(&mut *tx)
         .await?;
-        if let Some(newest) = newest {
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(LOG_CHANNEL)
-                .bind(newest.to_string())
-                .execute(&mut *tx)
+        let moved = numbered.moved;
+        if let Some(newest) = numbered.newest {
+            sqlx::query!("SELECT pg_notify($1, $2)", LOG_CHANNEL, newest.to_string())
+                .fetch_one(&mut *tx)
                 .await?;
         }
         tx.commit().await?;
@@ -93,42 +85,43 @@ impl ChangeStore {
 
     /// Changes after `after`, in order, at most `limit`.
     pub async fn after(&self, after: i64, limit: i64) -> StoreResult<Vec<Change>> {
-        Ok(sqlx::query_as(
+        Ok(sqlx::query_as!(
+            Change,
             "SELECT seq, at, kind, activity_id, subject, data FROM change_log
               WHERE seq > $1 ORDER BY seq LIMIT $2",
+            after,
+            limit,
         )
-        .bind(after)
-        .bind(limit)
         .fetch_all(&self.pool)
         .await?)
     }
 
     pub async fn bounds(&self) -> StoreResult<LogBounds> {
-        let (pruned_through, newest): (i64, Option<i64>) = sqlx::query_as(
-            "SELECT pruned_through, (SELECT max(seq) FROM change_log) FROM change_log_meta",
+        let row = sqlx::query!(
+            "SELECT pruned_through, (SELECT max(seq) FROM change_log) AS newest FROM change_log_meta"
         )
         .fetch_one(&self.pool)
         .await?;
         Ok(LogBounds {
-            pruned_through,
-            newest: newest.unwrap_or(pruned_through),
+            pruned_through: row.pruned_through,
+            newest: row.newest.unwrap_or(row.pruned_through),
         })
     }
 
     /// Forgets changes older than `before`, and expired stream tokens.
     pub async fn prune(&self, before: DateTime<Utc>) -> StoreResult<u64> {
-        let (pruned,): (i64,) = sqlx::query_as(
-            "WITH gone AS (DELETE FROM change_log WHERE at < $1 RETURNING seq),
+        let pruned = sqlx::query_scalar!(
+            r#"WITH gone AS (DELETE FROM change_log WHERE at < $1 RETURNING seq),
                   marked AS (UPDATE change_log_meta
                                 SET pruned_through = greatest(pruned_through, (SELECT max(seq) FROM gone))
                               WHERE EXISTS (SELECT 1 FROM gone))
-             SELECT count(*) FROM gone",
+             SELECT count(*) AS "pruned!" FROM gone"#,
+            before,
         )
-        .bind(before)
         .fetch_one(&self.pool)
         .await?;
         let pruned = pruned as u64;
-        sqlx::query("DELETE FROM stream_tokens WHERE expires_at < now()")
+        sqlx::query!("DELETE FROM stream_tokens WHERE expires_at < now()")
             .execute(&self.pool)
             .await?;
         Ok(pruned)
@@ -145,12 +138,12 @@ impl ChangeStore {
         getrandom::getrandom(&mut secret)
             .map_err(|e| super::StoreError::Other(anyhow::anyhow!("no random source: {e}")))?;
         let secret = hex::encode(secret);
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO stream_tokens (secret_sha256, key_id, expires_at) VALUES ($1, $2, $3)",
+            &Sha256::digest(secret.as_bytes())[..],
+            key_id,
+            expires_at,
         )
-        .bind(&Sha256::digest(secret.as_bytes())[..])
-        .bind(key_id)
-        .bind(expires_at)
         .execute(&self.pool)
         .await?;
         Ok(format!("{STREAM_TOKEN_PREFIX}{secret}"))
@@ -165,22 +158,22 @@ impl ChangeStore {
         if secret.len() != 64 || !secret.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Ok(None);
         }
-        let row: Option<(Uuid, String)> = sqlx::query_as(
+        let row = sqlx::query!(
             "SELECT k.id, k.scope FROM stream_tokens t JOIN api_keys k ON k.id = t.key_id
               WHERE t.secret_sha256 = $1 AND t.expires_at > now() AND k.revoked_at IS NULL",
+            &Sha256::digest(secret.as_bytes())[..],
         )
-        .bind(&Sha256::digest(secret.as_bytes())[..])
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.and_then(|(id, scope)| Some((id, Scope::parse(&scope)?))))
+        Ok(row.and_then(|r| Some((r.id, Scope::parse(&r.scope)?))))
     }
 
     /// Whether `key_id` is still live (not revoked).
     pub async fn key_is_live(&self, key_id: Uuid) -> StoreResult<bool> {
-        let (live,): (bool,) = sqlx::query_as(
-            "SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL)",
+        let live = sqlx::query_scalar!(
+            r#"SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL) AS "live!""#,
+            key_id,
         )
-        .bind(key_id)
         .fetch_one(&self.pool)
         .await?;
         Ok(live)

@@ -46,30 +46,11 @@ domain_row!(EventRecord {
     payload: json,
     received_at,
 });
-domain_row!(Dispatch {
-    event_id,
-    activity_id,
-    workflow_id,
-    run_id,
-    state,
-    outcome,
-    attempts,
-    last_error,
-    created_at,
-    completed_at,
-    run_status,
-    definition_version,
-    absorbed_by,
-});
 
 #[derive(Clone)]
 pub struct EventStore {
     pub(super) pool: PgPool,
 }
-
-const DISPATCH_COLUMNS: &str = "d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state, d.outcome, \
-    d.attempts, d.last_error, d.created_at, d.completed_at, r.status AS run_status, d.definition_version, \
-    d.absorbed_by";
 
 impl EventStore {
     pub fn new(pool: PgPool) -> Self {
@@ -86,16 +67,19 @@ impl EventStore {
         occurred_at: Option<DateTime<Utc>>,
         payload: &serde_json::Value,
     ) -> StoreResult<EventRecord> {
-        let inserted: Option<EventRecord> = sqlx::query_as(
-            "INSERT INTO events (event_id, event_id_origin, event_type, source, occurred_at, payload)
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id) DO NOTHING RETURNING *",
+        let inserted = sqlx::query_as!(
+            EventRecord,
+            r#"INSERT INTO events (event_id, event_id_origin, event_type, source, occurred_at, payload)
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id) DO NOTHING
+             RETURNING event_id, event_id_origin AS "event_id_origin: _", event_type, source,
+                 occurred_at, payload, received_at"#,
+            event_id,
+            origin,
+            event_type,
+            source,
+            occurred_at,
+            payload,
         )
-        .bind(event_id)
-        .bind(origin)
-        .bind(event_type)
-        .bind(source)
-        .bind(occurred_at)
-        .bind(Json(payload))
         .fetch_optional(&self.pool)
         .await?;
         // Only a re-delivery pays for the second round trip.
@@ -106,22 +90,28 @@ impl EventStore {
     }
 
     pub async fn get(&self, event_id: &str) -> StoreResult<EventRecord> {
-        sqlx::query_as("SELECT * FROM events WHERE event_id = $1")
-            .bind(event_id)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or(StoreError::NotFound)
+        sqlx::query_as!(
+            EventRecord,
+            r#"SELECT event_id, event_id_origin AS "event_id_origin: _", event_type, source,
+                 occurred_at, payload, received_at
+             FROM events WHERE event_id = $1"#,
+            event_id,
+        )
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::NotFound)
     }
 
     /// Enabled, live event activities subscribed to `event_type`.
     pub async fn subscribers(&self, event_type: &str) -> StoreResult<Vec<Subscriber>> {
-        Ok(sqlx::query_as(
-            "SELECT id, version, definition -> 'flow' -> 'debounce' AS debounce FROM activities
+        Ok(sqlx::query_as!(
+            Subscriber,
+            r#"SELECT id, version, definition -> 'flow' -> 'debounce' AS "debounce: _" FROM activities
              WHERE deleted_at IS NULL AND trigger_type = 'event' AND enabled AND NOT paused
                AND event_types @> ARRAY[$1]::text[]
-             ORDER BY id",
+             ORDER BY id"#,
+            event_type,
         )
-        .bind(event_type)
         .fetch_all(&self.pool)
         .await?)
     }
@@ -139,21 +129,22 @@ impl EventStore {
         definition_version: i64,
         lease: Option<std::time::Duration>,
     ) -> StoreResult<Dispatch> {
-        let claimed: Option<Dispatch> = sqlx::query_as(
-            "INSERT INTO event_dispatches AS d
+        let claimed = sqlx::query_as!(
+            Dispatch,
+            r#"INSERT INTO event_dispatches AS d
                  (event_id, activity_id, workflow_id, run_id, state, definition_version, leased_until)
              VALUES ($1, $2, $3, $4, 'pending', $5, now() + $6::interval)
              ON CONFLICT (event_id, activity_id) DO NOTHING
-             RETURNING d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state, d.outcome, d.attempts,
-                 d.last_error, d.created_at, d.completed_at, NULL::text AS run_status, d.definition_version,
-                 d.absorbed_by",
+             RETURNING d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state AS "state: _",
+                 d.outcome AS "outcome: _", d.attempts, d.last_error, d.created_at, d.completed_at,
+                 NULL::text AS "run_status?: _", d.definition_version, d.absorbed_by"#,
+            event_id,
+            activity_id,
+            workflow_id,
+            run_id,
+            definition_version,
+            lease as _,
         )
-        .bind(event_id)
-        .bind(activity_id)
-        .bind(workflow_id)
-        .bind(run_id)
-        .bind(definition_version)
-        .bind(lease)
         .fetch_optional(&self.pool)
         .await?;
         match claimed {
@@ -180,30 +171,33 @@ impl EventStore {
         period: std::time::Duration,
     ) -> StoreResult<Dispatch> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("SELECT pg_advisory_xact_lock_shared($1, hashtext($2))")
-            .bind(DEBOUNCE_LOCK_CLASS)
-            .bind(format!("{activity_id}/{key}"))
-            .execute(&mut *tx)
-            .await?;
-        let claimed: Option<Dispatch> = sqlx::query_as(
-            "WITH t AS (SELECT clock_timestamp() AS at)
+        sqlx::query!(
+            "SELECT pg_advisory_xact_lock_shared($1, hashtext($2))",
+            DEBOUNCE_LOCK_CLASS,
+            format!("{activity_id}/{key}"),
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        let claimed = sqlx::query_as!(
+            Dispatch,
+            r#"WITH t AS (SELECT clock_timestamp() AS at)
              INSERT INTO event_dispatches AS d
                  (event_id, activity_id, workflow_id, run_id, state, definition_version,
                   created_at, leased_until, debounce_key, debounce_until)
              SELECT $1, $2, $3, $4, 'pending', $5, t.at, t.at + $6::interval, $7, t.at + $6::interval
                FROM t
              ON CONFLICT (event_id, activity_id) DO NOTHING
-             RETURNING d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state, d.outcome, d.attempts,
-                 d.last_error, d.created_at, d.completed_at, NULL::text AS run_status, d.definition_version,
-                 d.absorbed_by",
+             RETURNING d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state AS "state: _",
+                 d.outcome AS "outcome: _", d.attempts, d.last_error, d.created_at, d.completed_at,
+                 NULL::text AS "run_status?: _", d.definition_version, d.absorbed_by"#,
+            event_id,
+            activity_id,
+            workflow_id,
+            run_id,
+            definition_version,
+            period as _,
+            key,
         )
-        .bind(event_id)
-        .bind(activity_id)
-        .bind(workflow_id)
-        .bind(run_id)
-        .bind(definition_version)
-        .bind(period)
-        .bind(key)
         .fetch_optional(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -223,14 +217,14 @@ impl EventStore {
         event_id: &str,
         activity_id: Uuid,
     ) -> StoreResult<Settled> {
-        let key: Option<(Option<String>,)> = sqlx::query_as(
+        let key = sqlx::query_scalar!(
             "SELECT debounce_key FROM event_dispatches WHERE event_id = $1 AND activity_id = $2",
+            event_id,
+            activity_id,
         )
-        .bind(event_id)
-        .bind(activity_id)
         .fetch_optional(&self.pool)
         .await?;
-        let Some((Some(key),)) = key else {
+        let Some(Some(key)) = key else {
             return Ok(Settled::Run {
                 absorbed: Vec::new(),
             });
@@ -238,33 +232,31 @@ impl EventStore {
         let mut tx = self.pool.begin().await?;
         // The key's lock before any row lock: a settle that runs updates the
         // rows of its burst.
-        sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
-            .bind(DEBOUNCE_LOCK_CLASS)
-            .bind(format!("{activity_id}/{key}"))
-            .execute(&mut *tx)
-            .await?;
-        let (state, outcome, created_at, until, run_id): (
-            DispatchState,
-            Option<DispatchOutcome>,
-            DateTime<Utc>,
-            Option<DateTime<Utc>>,
-            Uuid,
-        ) = sqlx::query_as(
-            "SELECT state, outcome, created_at, debounce_until, run_id FROM event_dispatches
-              WHERE event_id = $1 AND activity_id = $2 FOR UPDATE",
+        sqlx::query!(
+            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+            DEBOUNCE_LOCK_CLASS,
+            format!("{activity_id}/{key}"),
         )
-        .bind(event_id)
-        .bind(activity_id)
         .fetch_one(&mut *tx)
         .await?;
-        if state != DispatchState::Pending {
+        let current = sqlx::query!(
+            r#"SELECT state AS "state: DispatchState", outcome AS "outcome: DispatchOutcome",
+                 created_at, debounce_until, run_id
+             FROM event_dispatches WHERE event_id = $1 AND activity_id = $2 FOR UPDATE"#,
+            event_id,
+            activity_id,
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        if current.state != DispatchState::Pending {
             tx.commit().await?;
-            return Ok(Settled::Done(outcome));
+            return Ok(Settled::Done(current.outcome));
         }
-        let until = until.unwrap_or(created_at);
+        let (created_at, run_id) = (current.created_at, current.run_id);
+        let until = current.debounce_until.unwrap_or(created_at);
         // The key's arrivals since its last run that started (the end of an
         // earlier burst) up to this one's `until`, in order.
-        let rows: Vec<(String, DateTime<Utc>, Option<DateTime<Utc>>)> = sqlx::query_as(
+        let rows = sqlx::query!(
             "SELECT event_id, created_at, debounce_until FROM event_dispatches
               WHERE activity_id = $1 AND debounce_key = $2 AND created_at <= $4
                 AND created_at > coalesce((
@@ -272,22 +264,22 @@ impl EventStore {
                      WHERE activity_id = $1 AND debounce_key = $2 AND created_at < $3
                        AND outcome IN ('started', 'duplicate')), '-infinity')
               ORDER BY created_at, event_id",
+            activity_id,
+            key,
+            created_at,
+            until,
         )
-        .bind(activity_id)
-        .bind(&key)
-        .bind(created_at)
-        .bind(until)
         .fetch_all(&mut *tx)
         .await?;
         let me = rows
             .iter()
-            .position(|r| r.0 == event_id)
+            .position(|r| r.event_id == event_id)
             .unwrap_or(rows.len());
         let arrivals: Vec<Arrival> = rows
             .iter()
-            .map(|(_, at, until)| Arrival {
-                at: *at,
-                until: until.unwrap_or(*at),
+            .map(|r| Arrival {
+                at: r.created_at,
+                until: r.debounce_until.unwrap_or(r.created_at),
             })
             .collect();
         let settled = match settle_debounce(&arrivals, me) {
@@ -300,7 +292,7 @@ impl EventStore {
                     .get(from..me)
                     .unwrap_or_default()
                     .iter()
-                    .map(|r| r.0.clone())
+                    .map(|r| r.event_id.clone())
                     .collect();
                 absorb(&mut tx, activity_id, &absorbed, Some(run_id)).await?;
                 Settled::Run { absorbed }
@@ -311,25 +303,33 @@ impl EventStore {
     }
 
     pub async fn dispatch(&self, event_id: &str, activity_id: Uuid) -> StoreResult<Dispatch> {
-        sqlx::query_as(&format!(
-            "SELECT {DISPATCH_COLUMNS} FROM event_dispatches d
+        sqlx::query_as!(
+            Dispatch,
+            r#"SELECT d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state AS "state: _",
+                 d.outcome AS "outcome: _", d.attempts, d.last_error, d.created_at, d.completed_at,
+                 r.status AS "run_status?: _", d.definition_version, d.absorbed_by
+             FROM event_dispatches d
              LEFT JOIN activity_runs r ON r.workflow_id = d.workflow_id
-             WHERE d.event_id = $1 AND d.activity_id = $2"
-        ))
-        .bind(event_id)
-        .bind(activity_id)
+             WHERE d.event_id = $1 AND d.activity_id = $2"#,
+            event_id,
+            activity_id,
+        )
         .fetch_optional(&self.pool)
         .await?
         .ok_or(StoreError::NotFound)
     }
 
     pub async fn dispatches_of(&self, event_id: &str) -> StoreResult<Vec<Dispatch>> {
-        Ok(sqlx::query_as(&format!(
-            "SELECT {DISPATCH_COLUMNS} FROM event_dispatches d
+        Ok(sqlx::query_as!(
+            Dispatch,
+            r#"SELECT d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state AS "state: _",
+                 d.outcome AS "outcome: _", d.attempts, d.last_error, d.created_at, d.completed_at,
+                 r.status AS "run_status?: _", d.definition_version, d.absorbed_by
+             FROM event_dispatches d
              LEFT JOIN activity_runs r ON r.workflow_id = d.workflow_id
-             WHERE d.event_id = $1 ORDER BY d.activity_id"
-        ))
-        .bind(event_id)
+             WHERE d.event_id = $1 ORDER BY d.activity_id"#,
+            event_id,
+        )
         .fetch_all(&self.pool)
         .await?)
     }
@@ -378,27 +378,27 @@ async fn absorb(
     if event_ids.is_empty() {
         return Ok(());
     }
-    sqlx::query(
+    sqlx::query!(
         "UPDATE event_dispatches SET state = 'completed', outcome = 'debounced',
              completed_at = coalesce(completed_at, now()), leased_until = NULL,
              absorbed_by = coalesce($3, absorbed_by)
          WHERE activity_id = $1 AND event_id = ANY($2)",
+        activity_id,
+        event_ids,
+        by,
     )
-    .bind(activity_id)
-    .bind(event_ids)
-    .bind(by)
     .execute(&mut **tx)
     .await?;
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type, event_id,
              status, skip_reason, definition_version, finished_at)
          SELECT run_id, activity_id, workflow_id, 'event', event_id, 'skipped', 'debounced',
              definition_version, now()
            FROM event_dispatches WHERE activity_id = $1 AND event_id = ANY($2)
          ON CONFLICT (run_id) DO NOTHING",
+        activity_id,
+        event_ids,
     )
-    .bind(activity_id)
-    .bind(event_ids)
     .execute(&mut **tx)
     .await?;
     Ok(())

@@ -61,24 +61,28 @@ impl FlowStore {
         starts_run: bool,
     ) -> StoreResult<Grant> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
-            .bind(LOCK_CLASS)
-            .bind(format!("{activity_id}/{key}"))
-            .execute(&mut *tx)
-            .await?;
-        let status: Option<(String,)> =
-            sqlx::query_as("SELECT status FROM activity_runs WHERE run_id = $1 FOR UPDATE")
-                .bind(run_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-        let status = status.as_ref().map(|s| s.0.as_str());
+        sqlx::query!(
+            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+            LOCK_CLASS,
+            format!("{activity_id}/{key}"),
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        let status = sqlx::query_scalar!(
+            "SELECT status FROM activity_runs WHERE run_id = $1 FOR UPDATE",
+            run_id,
+        )
+        .fetch_optional(&mut *tx)
+        .await?;
+        let status = status.as_deref();
         if matches!(status, Some("queued" | "running")) {
-            let held: Option<(bool,)> =
-                sqlx::query_as("SELECT acquired_at IS NOT NULL FROM flow_slots WHERE run_id = $1")
-                    .bind(run_id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if held.is_some_and(|h| h.0) {
+            let held = sqlx::query_scalar!(
+                r#"SELECT acquired_at IS NOT NULL AS "held!" FROM flow_slots WHERE run_id = $1"#,
+                run_id,
+            )
+            .fetch_optional(&mut *tx)
+            .await?;
+            if held == Some(true) {
                 // Granted before: to a retried request, or together with a
                 // run behind it in the queue (a run waiting for its rate
                 // limit after that stays `queued` holding its slot).
@@ -98,44 +102,44 @@ impl FlowStore {
                 return Ok(Grant::Ended);
             }
         }
-        let joined = sqlx::query(
+        let joined = sqlx::query!(
             "INSERT INTO flow_slots (run_id, activity_id, flow_key) VALUES ($1, $2, $3)
              ON CONFLICT (run_id) DO NOTHING",
+            run_id,
+            activity_id,
+            key,
         )
-        .bind(run_id)
-        .bind(activity_id)
-        .bind(key)
         .execute(&mut *tx)
         .await?;
         if joined.rows_affected() == 1 {
-            sqlx::query(
+            sqlx::query!(
                 "UPDATE activity_runs SET queued_at = clock_timestamp(), flow_key = $2
                  WHERE run_id = $1",
+                run_id,
+                key,
             )
-            .bind(run_id)
-            .bind(key)
             .execute(&mut *tx)
             .await?;
         }
-        let held: (i64,) = sqlx::query_as(
-            "SELECT count(*) FROM flow_slots
-              WHERE activity_id = $1 AND flow_key = $2 AND acquired_at IS NOT NULL",
+        let held = sqlx::query_scalar!(
+            r#"SELECT count(*) AS "held!" FROM flow_slots
+              WHERE activity_id = $1 AND flow_key = $2 AND acquired_at IS NOT NULL"#,
+            activity_id,
+            key,
         )
-        .bind(activity_id)
-        .bind(key)
         .fetch_one(&mut *tx)
         .await?;
-        let held = held.0.clamp(0, i64::from(u32::MAX)) as u32;
+        let held = held.clamp(0, i64::from(u32::MAX)) as u32;
         // The queue, head first, as far as this run.
-        let waiting: Vec<(Uuid,)> = sqlx::query_as(
+        let waiting = sqlx::query_scalar!(
             "SELECT run_id FROM flow_slots
               WHERE activity_id = $1 AND flow_key = $2 AND acquired_at IS NULL
                 AND seq <= (SELECT seq FROM flow_slots WHERE run_id = $3)
               ORDER BY seq",
+            activity_id,
+            key,
+            run_id,
         )
-        .bind(activity_id)
-        .bind(key)
-        .bind(run_id)
         .fetch_all(&mut *tx)
         .await?;
         let ahead = waiting.len().saturating_sub(1).min(u32::MAX as usize) as u32;
@@ -146,19 +150,19 @@ impl FlowStore {
                 // run's and those ahead of it (whose workflows find them
                 // granted when they ask next): a slot is never handed past
                 // an earlier run, so the queue is first in first out.
-                for (waiting_run,) in &waiting {
-                    sqlx::query(
+                for waiting_run in &waiting {
+                    sqlx::query!(
                         "UPDATE flow_slots SET acquired_at = clock_timestamp() WHERE run_id = $1",
+                        waiting_run,
                     )
-                    .bind(waiting_run)
                     .execute(&mut *tx)
                     .await?;
                     if starts_run {
-                        sqlx::query(
+                        sqlx::query!(
                             "UPDATE activity_runs SET status = 'running', started_at = clock_timestamp()
                              WHERE run_id = $1 AND status = 'queued'",
+                            waiting_run,
                         )
-                        .bind(waiting_run)
                         .execute(&mut *tx)
                         .await?;
                     }
@@ -172,17 +176,17 @@ impl FlowStore {
                 Grant::Skipped
             }
             Admission::CancelOldest => {
-                let oldest: Option<(Uuid,)> = sqlx::query_as(
+                let oldest = sqlx::query_scalar!(
                     "SELECT run_id FROM flow_slots
                       WHERE activity_id = $1 AND flow_key = $2 AND acquired_at IS NOT NULL
                       ORDER BY acquired_at, seq LIMIT 1",
+                    activity_id,
+                    key,
                 )
-                .bind(activity_id)
-                .bind(key)
                 .fetch_optional(&mut *tx)
                 .await?;
                 match oldest {
-                    Some((run_id,)) => Grant::CancelOldest { run_id },
+                    Some(run_id) => Grant::CancelOldest { run_id },
                     None => Grant::Waiting,
                 }
             }
@@ -194,8 +198,9 @@ impl FlowStore {
     /// Slots in use and queue length per key of one activity, busiest first
     /// (runs waiting for a rate limit count as queued).
     pub async fn usage(&self, activity_id: Uuid) -> StoreResult<Vec<KeyUsage>> {
-        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
-            "SELECT key, sum(in_use)::bigint, sum(queued)::bigint FROM (
+        let rows = sqlx::query!(
+            r#"SELECT key AS "key!", sum(in_use)::bigint AS "in_use!", sum(queued)::bigint AS "queued!"
+             FROM (
                  SELECT flow_key AS key, count(acquired_at) AS in_use,
                         count(*) - count(acquired_at) AS queued
                    FROM flow_slots WHERE activity_id = $1 GROUP BY flow_key
@@ -203,17 +208,17 @@ impl FlowStore {
                  SELECT flow_key, 0, count(*) FROM flow_rate_waits
                   WHERE activity_id = $1 GROUP BY flow_key
              ) u
-             GROUP BY key ORDER BY sum(in_use) + sum(queued) DESC, key LIMIT 100",
+             GROUP BY key ORDER BY sum(in_use) + sum(queued) DESC, key LIMIT 100"#,
+            activity_id,
         )
-        .bind(activity_id)
         .fetch_all(&self.pool)
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(key, in_use, queued)| KeyUsage {
-                key,
-                in_use,
-                queued,
+            .map(|r| KeyUsage {
+                key: r.key,
+                in_use: r.in_use,
+                queued: r.queued,
             })
             .collect())
     }
@@ -221,36 +226,43 @@ impl FlowStore {
     /// Queued runs per activity, and how long the longest-waiting of them
     /// has waited (seconds), for `/metrics`.
     pub async fn queued_per_activity(&self) -> StoreResult<Vec<(Uuid, i64, f64)>> {
-        Ok(sqlx::query_as(
-            "SELECT activity_id, count(*),
-                    EXTRACT(EPOCH FROM clock_timestamp() - min(queued_at))::float8
+        let rows = sqlx::query!(
+            r#"SELECT activity_id AS "activity_id!", count(*) AS "queued!",
+                    EXTRACT(EPOCH FROM clock_timestamp() - min(queued_at))::float8 AS "waited!"
                FROM (
                  SELECT activity_id, queued_at FROM flow_slots WHERE acquired_at IS NULL
                  UNION ALL
                  SELECT activity_id, queued_at FROM flow_rate_waits
-             ) q GROUP BY activity_id",
+             ) q GROUP BY activity_id"#
         )
         .fetch_all(&self.pool)
-        .await?)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.activity_id, r.queued, r.waited))
+            .collect())
     }
 
     /// Runs holding a slot for longer than `older_than_secs`, with their
     /// workflow IDs: the recovery pass asks Temporal whether each still runs.
     pub async fn long_held(&self, older_than_secs: i64) -> StoreResult<Vec<(Uuid, String)>> {
-        Ok(sqlx::query_as(
+        let rows = sqlx::query!(
             "SELECT s.run_id, r.workflow_id FROM flow_slots s JOIN activity_runs r USING (run_id)
               WHERE s.acquired_at < now() - make_interval(secs => $1)
               ORDER BY s.acquired_at LIMIT 500",
+            older_than_secs as f64,
         )
-        .bind(older_than_secs as f64)
         .fetch_all(&self.pool)
-        .await?)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.run_id, r.workflow_id))
+            .collect())
     }
 
     /// Frees the slot of a run whose workflow is no longer running.
     pub async fn release(&self, run_id: Uuid) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM flow_slots WHERE run_id = $1")
-            .bind(run_id)
+        let done = sqlx::query!("DELETE FROM flow_slots WHERE run_id = $1", run_id)
             .execute(&self.pool)
             .await?;
         Ok(done.rows_affected() == 1)
@@ -259,27 +271,28 @@ impl FlowStore {
     /// The workflows of the first `count` runs queued for the key `run_id`
     /// had, to wake once it has ended and freed its slot.
     pub async fn heads_after(&self, run_id: Uuid, count: i64) -> StoreResult<Vec<String>> {
-        let rows: Vec<(String,)> = sqlx::query_as(
+        Ok(sqlx::query_scalar!(
             "SELECT r.workflow_id FROM flow_slots s JOIN activity_runs r USING (run_id)
               JOIN activity_runs me ON me.run_id = $1
              WHERE s.activity_id = me.activity_id AND s.flow_key = me.flow_key
                AND s.acquired_at IS NULL
              ORDER BY s.seq LIMIT $2",
+            run_id,
+            count,
         )
-        .bind(run_id)
-        .bind(count)
         .fetch_all(&self.pool)
-        .await?;
-        Ok(rows.into_iter().map(|r| r.0).collect())
+        .await?)
     }
 }
 
 /// Puts a run back to `queued` (not started) inside a grant's transaction.
 async fn requeue(tx: &mut sqlx::Transaction<'_, sqlx::Postgres>, run_id: Uuid) -> StoreResult<()> {
-    sqlx::query("UPDATE activity_runs SET status = 'queued', started_at = NULL WHERE run_id = $1")
-        .bind(run_id)
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query!(
+        "UPDATE activity_runs SET status = 'queued', started_at = NULL WHERE run_id = $1",
+        run_id,
+    )
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 
@@ -290,12 +303,12 @@ async fn skip_queued(
     run_id: Uuid,
     reason: &str,
 ) -> StoreResult<()> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE activity_runs SET status = 'skipped', skip_reason = $2, finished_at = now()
           WHERE run_id = $1 AND status = 'queued'",
+        run_id,
+        reason,
     )
-    .bind(run_id)
-    .bind(reason)
     .execute(&mut **tx)
     .await?;
     Ok(())

@@ -10,7 +10,6 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::value::RawValue;
-use sqlx::FromRow;
 use uuid::Uuid;
 
 use super::events::EventStore;
@@ -90,7 +89,6 @@ struct DispatchIn<'a> {
     version: i64,
 }
 
-#[derive(FromRow)]
 struct RoutedRow {
     idx: i64,
     received_at: DateTime<Utc>,
@@ -155,8 +153,9 @@ impl EventStore {
         // into it, so after its first few executions PostgreSQL keeps one
         // generic plan for the statement instead of planning it again for
         // every batch (arrays make each batch's size part of the plan).
-        let rows: Vec<RoutedRow> = sqlx::query_as(
-            "WITH input AS (
+        let rows = sqlx::query_as!(
+            RoutedRow,
+            r#"WITH input AS (
                  SELECT * FROM json_to_recordset($1::json)
                      AS i(idx int8, event_id text, origin text, event_type text, source text,
                           occurred_at timestamptz, payload jsonb, key_id uuid, expected text)
@@ -192,12 +191,13 @@ impl EventStore {
                  ON CONFLICT (event_id, activity_id) DO NOTHING
                  RETURNING event_id
              )
-             SELECT i.idx, ev.received_at,
-                    (SELECT count(*) FROM d WHERE d.event_id = ev.event_id) AS dispatched
-             FROM input i JOIN ev ON ev.event_id = i.event_id",
+             SELECT i.idx AS "idx!", ev.received_at AS "received_at!",
+                    (SELECT count(*) FROM d WHERE d.event_id = ev.event_id) AS "dispatched!"
+             FROM input i JOIN ev ON ev.event_id = i.event_id"#,
+            // Bound as text, cast by the statement.
+            events_in as _,
+            dispatches as _,
         )
-        .bind(events_in)
-        .bind(dispatches)
         .fetch_all(&self.pool)
         .await?;
         let written: HashMap<i64, RoutedRow> = rows.into_iter().map(|r| (r.idx, r)).collect();

@@ -1,13 +1,13 @@
 //! `api_keys`: who may call the API. Only hashes of secrets are stored.
 
 use chrono::{DateTime, Utc};
-use sqlx::{FromRow, PgPool};
+use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::{StoreError, StoreResult};
 use crate::auth::{self, ApiKey, KeyFacts, NewToken, Rejection, Scope, UnconfirmedKey};
 
-#[derive(Debug, Clone, FromRow)]
+#[derive(Debug, Clone)]
 struct KeyRow {
     id: Uuid,
     name: String,
@@ -50,14 +50,15 @@ impl KeyStore {
             token,
             secret_sha256,
         } = auth::mint().map_err(StoreError::Other)?;
-        let row: KeyRow = sqlx::query_as(
+        let row = sqlx::query_as!(
+            KeyRow,
             "INSERT INTO api_keys (id, name, scope, secret_sha256) VALUES ($1, $2, $3, $4)
              RETURNING id, name, scope, created_at, revoked_at",
+            key_id,
+            name,
+            scope.as_str(),
+            &secret_sha256[..],
         )
-        .bind(key_id)
-        .bind(name)
-        .bind(scope.as_str())
-        .bind(&secret_sha256[..])
         .fetch_one(&self.pool)
         .await?;
         Ok((row.try_into()?, token))
@@ -65,9 +66,10 @@ impl KeyStore {
 
     /// Every key, newest first, revoked ones included.
     pub async fn list(&self) -> StoreResult<Vec<ApiKey>> {
-        let rows: Vec<KeyRow> = sqlx::query_as(
+        let rows = sqlx::query_as!(
+            KeyRow,
             "SELECT id, name, scope, created_at, revoked_at FROM api_keys
-             ORDER BY created_at DESC, id DESC",
+             ORDER BY created_at DESC, id DESC"
         )
         .fetch_all(&self.pool)
         .await?;
@@ -75,10 +77,11 @@ impl KeyStore {
     }
 
     pub async fn get(&self, id: Uuid) -> StoreResult<ApiKey> {
-        let row: KeyRow = sqlx::query_as(
+        let row = sqlx::query_as!(
+            KeyRow,
             "SELECT id, name, scope, created_at, revoked_at FROM api_keys WHERE id = $1",
+            id,
         )
-        .bind(id)
         .fetch_one(&self.pool)
         .await?;
         row.try_into()
@@ -86,11 +89,12 @@ impl KeyStore {
 
     /// Revokes a key; revoking a revoked key keeps its first revocation time.
     pub async fn revoke(&self, id: Uuid) -> StoreResult<ApiKey> {
-        let row: KeyRow = sqlx::query_as(
+        let row = sqlx::query_as!(
+            KeyRow,
             "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1
              RETURNING id, name, scope, created_at, revoked_at",
+            id,
         )
-        .bind(id)
         .fetch_one(&self.pool)
         .await?;
         row.try_into()
@@ -104,15 +108,23 @@ impl KeyStore {
         id: Uuid,
         secret: &str,
     ) -> StoreResult<Result<(ApiKey, Option<KeyFacts>), Rejection>> {
-        let found: Option<AuthRow> = sqlx::query_as(
+        let found = sqlx::query!(
             "SELECT id, name, scope, created_at, revoked_at, secret_sha256 FROM api_keys
              WHERE id = $1",
+            id,
         )
-        .bind(id)
         .fetch_optional(&self.pool)
         .await?;
-        let Some(AuthRow { key, secret_sha256 }) = found else {
+        let Some(found) = found else {
             return Ok(Err(Rejection::UnknownKey));
+        };
+        let secret_sha256 = found.secret_sha256;
+        let key = KeyRow {
+            id: found.id,
+            name: found.name,
+            scope: found.scope,
+            created_at: found.created_at,
+            revoked_at: found.revoked_at,
         };
         if !auth::verify(secret, &secret_sha256) {
             return Ok(Err(Rejection::WrongSecret));
@@ -144,11 +156,12 @@ pub(crate) async fn confirm_key(pool: &PgPool, key: Option<&UnconfirmedKey>) -> 
     let Some(id) = UnconfirmedKey::pending(key) else {
         return Ok(());
     };
-    let live: Option<bool> =
-        sqlx::query_scalar("SELECT revoked_at IS NULL FROM api_keys WHERE id = $1")
-            .bind(id)
-            .fetch_optional(pool)
-            .await?;
+    let live = sqlx::query_scalar!(
+        r#"SELECT revoked_at IS NULL AS "live!" FROM api_keys WHERE id = $1"#,
+        id,
+    )
+    .fetch_optional(pool)
+    .await?;
     match (live, key) {
         (Some(true), Some(key)) => {
             key.confirm();
@@ -156,11 +169,4 @@ pub(crate) async fn confirm_key(pool: &PgPool, key: Option<&UnconfirmedKey>) -> 
         }
         _ => Err(StoreError::KeyRevoked),
     }
-}
-
-#[derive(FromRow)]
-struct AuthRow {
-    #[sqlx(flatten)]
-    key: KeyRow,
-    secret_sha256: Vec<u8>,
 }

@@ -78,12 +78,12 @@ impl DutyLease {
             // Server-side keepalives on this mostly idle connection: a
             // holder gone without a word is dropped, its lock freed, in
             // seconds.
-            sqlx::query(
-                "SELECT set_config('tcp_keepalives_idle', '5', false), \
-                        set_config('tcp_keepalives_interval', '2', false), \
-                        set_config('tcp_keepalives_count', '3', false)",
+            sqlx::query!(
+                "SELECT set_config('tcp_keepalives_idle', '5', false) AS idle,
+                        set_config('tcp_keepalives_interval', '2', false) AS interval,
+                        set_config('tcp_keepalives_count', '3', false) AS count"
             )
-            .execute(&mut conn)
+            .fetch_one(&mut conn)
             .await?;
             self.conn = Some(conn);
         }
@@ -96,8 +96,7 @@ impl DutyLease {
             conn.ping().await?;
             return Ok(true);
         }
-        let (taken,): (bool,) = sqlx::query_as("SELECT pg_try_advisory_lock($1)")
-            .bind(self.key)
+        let taken = sqlx::query_scalar!(r#"SELECT pg_try_advisory_lock($1) AS "taken!""#, self.key)
             .fetch_one(conn)
             .await?;
         Ok(taken)
@@ -125,10 +124,10 @@ impl PassLock {
     /// The lock on `key`, or `None` when another session holds it.
     pub async fn try_take(pool: &PgPool, key: i64) -> crate::store::StoreResult<Option<Self>> {
         let mut tx = pool.begin().await?;
-        let (locked,): (bool,) = sqlx::query_as("SELECT pg_try_advisory_xact_lock($1)")
-            .bind(key)
-            .fetch_one(&mut *tx)
-            .await?;
+        let locked =
+            sqlx::query_scalar!(r#"SELECT pg_try_advisory_xact_lock($1) AS "locked!""#, key)
+                .fetch_one(&mut *tx)
+                .await?;
         Ok(locked.then_some(Self(tx)))
     }
 

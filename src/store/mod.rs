@@ -192,6 +192,6 @@ pub async fn migrate(pool: &PgPool) -> anyhow::Result<()> {
 
 /// Probes the database for readiness.
 pub async fn ping(pool: &PgPool) -> StoreResult<()> {
-    sqlx::query("SELECT 1").execute(pool).await?;
+    sqlx::query!("SELECT 1 AS one").fetch_one(pool).await?;
     Ok(())
 }

@@ -1,60 +1,24 @@
 //! Subscriptions, the notification outbox, deliveries and their attempts.
 
 use chrono::{DateTime, Utc};
+use sqlx::PgPool;
 use sqlx::types::Json;
-use sqlx::{FromRow, PgPool};
 use uuid::Uuid;
 
 use super::StoreResult;
-use super::domain_row;
 use crate::domain::notify::{
     Attempt, Delivery, DeliveryState, Notification, NotificationType, NotifyTarget, Subscription,
     delivery_id, destination_of_activity_target, destination_of_subscription,
 };
 
-domain_row!(Subscription {
-    id,
-    url,
-    secret_ref,
-    types,
-    activity_id,
-    description,
-    created_at,
-});
-domain_row!(Delivery {
-    id,
-    notification_id,
-    destination,
-    subscription_id,
-    url,
-    secret_ref,
-    state,
-    attempts,
-    last_error,
-    created_at,
-    dispatched_at,
-    finished_at,
-    kind = "type",
-});
-domain_row!(Attempt {
-    delivery_id,
-    attempt,
-    attempted_at,
-    status_code,
-    error,
-    duration_ms,
-});
-
-#[derive(FromRow)]
 struct NotificationRow {
     id: Uuid,
     seq: i64,
-    #[sqlx(rename = "type")]
     kind: String,
     activity_id: Uuid,
     subject: String,
     occurred_at: DateTime<Utc>,
-    data: Json<serde_json::Value>,
+    data: serde_json::Value,
 }
 
 impl NotificationRow {
@@ -65,13 +29,10 @@ impl NotificationRow {
             activity_id: self.activity_id,
             subject: self.subject,
             time: self.occurred_at,
-            data: self.data.0,
+            data: self.data,
         })
     }
 }
-
-const DELIVERY_COLUMNS: &str = "d.id, d.notification_id, d.destination, d.subscription_id, d.url, \
-     d.secret_ref, d.state, d.attempts, d.last_error, d.created_at, d.dispatched_at, d.finished_at, n.type";
 
 /// Longer than any delivery workflow runs (8 attempts of at most 30 s,
 /// at most 60 s apart): a delivery still `dispatched` after this is handed
@@ -89,27 +50,29 @@ impl NotificationStore {
     }
 
     pub async fn create_subscription(&self, s: &Subscription) -> StoreResult<Subscription> {
-        Ok(sqlx::query_as(
+        Ok(sqlx::query_as!(
+            Subscription,
             "INSERT INTO subscriptions (id, url, secret_ref, types, activity_id, description)
              VALUES ($1, $2, $3, $4, $5, $6)
              RETURNING id, url, secret_ref, types, activity_id, description, created_at",
+            s.id,
+            s.url,
+            s.secret_ref,
+            &s.types[..],
+            s.activity_id,
+            s.description,
         )
-        .bind(s.id)
-        .bind(&s.url)
-        .bind(&s.secret_ref)
-        .bind(&s.types)
-        .bind(s.activity_id)
-        .bind(&s.description)
         .fetch_one(&self.pool)
         .await?)
     }
 
     pub async fn get_subscription(&self, id: Uuid) -> StoreResult<Subscription> {
-        Ok(sqlx::query_as(
+        Ok(sqlx::query_as!(
+            Subscription,
             "SELECT id, url, secret_ref, types, activity_id, description, created_at
              FROM subscriptions WHERE id = $1 AND deleted_at IS NULL",
+            id,
         )
-        .bind(id)
         .fetch_one(&self.pool)
         .await?)
     }
@@ -120,37 +83,38 @@ impl NotificationStore {
         limit: i64,
     ) -> StoreResult<Vec<Subscription>> {
         let (at, id) = after.unzip();
-        Ok(sqlx::query_as(
+        Ok(sqlx::query_as!(
+            Subscription,
             "SELECT id, url, secret_ref, types, activity_id, description, created_at
              FROM subscriptions WHERE deleted_at IS NULL
                AND ($1::timestamptz IS NULL OR (created_at, id) < ($1, $2))
              ORDER BY created_at DESC, id DESC LIMIT $3",
+            at,
+            id,
+            limit,
         )
-        .bind(at)
-        .bind(id)
-        .bind(limit)
         .fetch_all(&self.pool)
         .await?)
     }
 
     /// Soft delete: its delivery history stays readable by ID.
     pub async fn delete_subscription(&self, id: Uuid) -> StoreResult<bool> {
-        let result = sqlx::query(
+        let result = sqlx::query!(
             "UPDATE subscriptions SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL",
+            id,
         )
-        .bind(id)
         .execute(&self.pool)
         .await?;
         Ok(result.rows_affected() == 1)
     }
 
     pub async fn subscription_exists(&self, id: Uuid) -> StoreResult<bool> {
-        let (exists,): (bool,) =
-            sqlx::query_as("SELECT EXISTS (SELECT 1 FROM subscriptions WHERE id = $1)")
-                .bind(id)
-                .fetch_one(&self.pool)
-                .await?;
-        Ok(exists)
+        Ok(sqlx::query_scalar!(
+            r#"SELECT EXISTS (SELECT 1 FROM subscriptions WHERE id = $1) AS "exists!""#,
+            id,
+        )
+        .fetch_one(&self.pool)
+        .await?)
     }
 
     /// Gives every notification not yet fanned out a delivery per
@@ -160,38 +124,46 @@ impl NotificationStore {
     /// and again (delivery IDs are derived).
     pub async fn fan_out(&self, limit: i64) -> StoreResult<usize> {
         let mut tx = self.pool.begin().await?;
-        let rows: Vec<NotificationRow> = sqlx::query_as(
-            "SELECT id, seq, type, activity_id, subject, occurred_at, data FROM notifications
+        let rows = sqlx::query_as!(
+            NotificationRow,
+            "SELECT id, seq, type AS kind, activity_id, subject, occurred_at, data FROM notifications
              WHERE fanned_out_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED",
+            limit,
         )
-        .bind(limit)
         .fetch_all(&mut *tx)
         .await?;
         let count = rows.len();
         for n in rows {
-            let subscriptions: Vec<(Uuid, String, Option<String>)> = sqlx::query_as(
+            let subscriptions = sqlx::query!(
                 "SELECT id, url, secret_ref FROM subscriptions
                  WHERE deleted_at IS NULL AND (cardinality(types) = 0 OR $1 = ANY(types))
                    AND (activity_id IS NULL OR activity_id = $2)",
+                n.kind,
+                n.activity_id,
             )
-            .bind(&n.kind)
-            .bind(n.activity_id)
             .fetch_all(&mut *tx)
             .await?;
-            let targets: Option<(Option<Json<Vec<NotifyTarget>>>,)> =
-                sqlx::query_as("SELECT definition -> 'notify' FROM activities WHERE id = $1")
-                    .bind(n.activity_id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
+            let targets = sqlx::query_scalar!(
+                r#"SELECT definition -> 'notify' AS "notify: Json<Vec<NotifyTarget>>"
+                 FROM activities WHERE id = $1"#,
+                n.activity_id,
+            )
+            .fetch_optional(&mut *tx)
+            .await?;
             let kind = NotificationType::parse(&n.kind).ok();
             let mut destinations: Vec<(String, Option<Uuid>, String, Option<String>)> =
                 subscriptions
                     .into_iter()
-                    .map(|(id, url, secret)| {
-                        (destination_of_subscription(id), Some(id), url, secret)
+                    .map(|s| {
+                        (
+                            destination_of_subscription(s.id),
+                            Some(s.id),
+                            s.url,
+                            s.secret_ref,
+                        )
                     })
                     .collect();
-            let targets = targets.and_then(|t| t.0).map(|t| t.0).unwrap_or_default();
+            let targets = targets.flatten().map(|t| t.0).unwrap_or_default();
             for (index, target) in targets.into_iter().enumerate() {
                 if kind.is_some_and(|k| target.wants(k)) {
                     destinations.push((
@@ -203,26 +175,28 @@ impl NotificationStore {
                 }
             }
             for (destination, subscription_id, url, secret_ref) in destinations {
-                sqlx::query(
+                sqlx::query!(
                     "INSERT INTO notification_deliveries (id, notification_id, seq, subject,
                          destination, subscription_id, url, secret_ref)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
+                    delivery_id(n.id, &destination),
+                    n.id,
+                    n.seq,
+                    n.subject,
+                    destination,
+                    subscription_id,
+                    url,
+                    secret_ref,
                 )
-                .bind(delivery_id(n.id, &destination))
-                .bind(n.id)
-                .bind(n.seq)
-                .bind(&n.subject)
-                .bind(&destination)
-                .bind(subscription_id)
-                .bind(url)
-                .bind(secret_ref)
                 .execute(&mut *tx)
                 .await?;
             }
-            sqlx::query("UPDATE notifications SET fanned_out_at = now() WHERE id = $1")
-                .bind(n.id)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query!(
+                "UPDATE notifications SET fanned_out_at = now() WHERE id = $1",
+                n.id,
+            )
+            .execute(&mut *tx)
+            .await?;
         }
         tx.commit().await?;
         Ok(count)
@@ -235,7 +209,7 @@ impl NotificationStore {
     /// again is a duplicate while Temporal knows the workflow, and a new
     /// delivery if it was lost (terminated by hand, namespace reset).
     pub async fn deliverable(&self, limit: i64) -> StoreResult<Vec<Uuid>> {
-        let rows: Vec<(Uuid,)> = sqlx::query_as(
+        Ok(sqlx::query_scalar!(
             "SELECT d.id FROM notification_deliveries d
              WHERE (d.state = 'pending'
                     OR (d.state = 'dispatched' AND d.dispatched_at < now() - make_interval(secs => $2)))
@@ -244,20 +218,19 @@ impl NotificationStore {
                  WHERE e.destination = d.destination AND e.subject = d.subject
                    AND e.seq < d.seq AND e.state IN ('pending', 'dispatched'))
              ORDER BY d.seq LIMIT $1",
+            limit,
+            REDISPATCH_AFTER.as_secs_f64(),
         )
-        .bind(limit)
-        .bind(REDISPATCH_AFTER.as_secs_f64())
         .fetch_all(&self.pool)
-        .await?;
-        Ok(rows.into_iter().map(|r| r.0).collect())
+        .await?)
     }
 
     pub async fn mark_dispatched(&self, id: Uuid) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE notification_deliveries SET state = 'dispatched', dispatched_at = now()
              WHERE id = $1 AND state IN ('pending', 'dispatched')",
+            id,
         )
-        .bind(id)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -265,17 +238,23 @@ impl NotificationStore {
 
     /// A delivery with its notification, for the worker.
     pub async fn load(&self, id: Uuid) -> StoreResult<(Delivery, Notification)> {
-        let delivery: Delivery = sqlx::query_as(&format!(
-            "SELECT {DELIVERY_COLUMNS} FROM notification_deliveries d
-             JOIN notifications n ON n.id = d.notification_id WHERE d.id = $1"
-        ))
-        .bind(id)
+        let delivery = sqlx::query_as!(
+            Delivery,
+            r#"SELECT d.id, d.notification_id, d.destination, d.subscription_id, d.url, d.secret_ref,
+                 d.state AS "state: _", d.attempts, d.last_error, d.created_at, d.dispatched_at,
+                 d.finished_at, n.type AS kind
+             FROM notification_deliveries d
+             JOIN notifications n ON n.id = d.notification_id WHERE d.id = $1"#,
+            id,
+        )
         .fetch_one(&self.pool)
         .await?;
-        let row: NotificationRow = sqlx::query_as(
-            "SELECT id, seq, type, activity_id, subject, occurred_at, data FROM notifications WHERE id = $1",
+        let row = sqlx::query_as!(
+            NotificationRow,
+            "SELECT id, seq, type AS kind, activity_id, subject, occurred_at, data
+             FROM notifications WHERE id = $1",
+            delivery.notification_id,
         )
-        .bind(delivery.notification_id)
         .fetch_one(&self.pool)
         .await?;
         let notification = row.into_domain().ok_or_else(|| {
@@ -294,27 +273,27 @@ impl NotificationStore {
         duration_ms: i32,
     ) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO delivery_attempts (delivery_id, attempt, status_code, error, duration_ms)
              VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (delivery_id, attempt) DO UPDATE SET status_code = EXCLUDED.status_code,
                  error = EXCLUDED.error, duration_ms = EXCLUDED.duration_ms,
                  attempted_at = EXCLUDED.attempted_at",
+            id,
+            attempt,
+            status_code,
+            error,
+            duration_ms,
         )
-        .bind(id)
-        .bind(attempt)
-        .bind(status_code)
-        .bind(error)
-        .bind(duration_ms)
         .execute(&mut *tx)
         .await?;
-        sqlx::query(
+        sqlx::query!(
             "UPDATE notification_deliveries SET attempts = greatest(attempts, $2), last_error = $3
              WHERE id = $1",
+            id,
+            attempt,
+            error,
         )
-        .bind(id)
-        .bind(attempt)
-        .bind(error)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -328,14 +307,14 @@ impl NotificationStore {
         } else {
             DeliveryState::Failed
         };
-        sqlx::query(
+        sqlx::query!(
             "UPDATE notification_deliveries SET state = $2, finished_at = now(),
                  last_error = coalesce($3, last_error)
              WHERE id = $1 AND state IN ('pending', 'dispatched')",
+            id,
+            state.as_str(),
+            error,
         )
-        .bind(id)
-        .bind(state.as_str())
-        .bind(error)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -349,28 +328,33 @@ impl NotificationStore {
         limit: i64,
     ) -> StoreResult<Vec<Delivery>> {
         let (at, id) = after.unzip();
-        Ok(sqlx::query_as(&format!(
-            "SELECT {DELIVERY_COLUMNS} FROM notification_deliveries d
+        Ok(sqlx::query_as!(
+            Delivery,
+            r#"SELECT d.id, d.notification_id, d.destination, d.subscription_id, d.url, d.secret_ref,
+                 d.state AS "state: _", d.attempts, d.last_error, d.created_at, d.dispatched_at,
+                 d.finished_at, n.type AS kind
+             FROM notification_deliveries d
              JOIN notifications n ON n.id = d.notification_id
              WHERE d.subscription_id = $1
                AND ($2::timestamptz IS NULL OR (d.created_at, d.id) < ($2, $3))
-             ORDER BY d.created_at DESC, d.id DESC LIMIT $4"
-        ))
-        .bind(subscription_id)
-        .bind(at)
-        .bind(id)
-        .bind(limit)
+             ORDER BY d.created_at DESC, d.id DESC LIMIT $4"#,
+            subscription_id,
+            at,
+            id,
+            limit,
+        )
         .fetch_all(&self.pool)
         .await?)
     }
 
     /// Attempts of these deliveries, oldest first.
     pub async fn attempts_of(&self, ids: &[Uuid]) -> StoreResult<Vec<Attempt>> {
-        Ok(sqlx::query_as(
+        Ok(sqlx::query_as!(
+            Attempt,
             "SELECT delivery_id, attempt, attempted_at, status_code, error, duration_ms
              FROM delivery_attempts WHERE delivery_id = ANY($1) ORDER BY delivery_id, attempt",
+            ids,
         )
-        .bind(ids)
         .fetch_all(&self.pool)
         .await?)
     }

@@ -5,7 +5,6 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use sqlx::FromRow;
 use sqlx::types::Json;
 use uuid::Uuid;
 
@@ -13,7 +12,7 @@ use super::StoreResult;
 use super::events::EventStore;
 
 /// A pending dispatch leased for starting, with what its run needs of the event.
-#[derive(Debug, Clone, FromRow)]
+#[derive(Debug, Clone)]
 pub struct LeasedDispatch {
     pub event_id: String,
     pub activity_id: Uuid,
@@ -36,13 +35,6 @@ pub struct Admission {
     pub schedule_active: bool,
 }
 
-#[derive(FromRow)]
-struct LeasedRow {
-    #[sqlx(flatten)]
-    dispatch: LeasedDispatch,
-    created_at: DateTime<Utc>,
-}
-
 impl EventStore {
     /// Leases up to `limit` pending dispatches whose lease (if any) lapsed,
     /// oldest first, for `lease`; rows another dispatcher is leasing right
@@ -52,7 +44,7 @@ impl EventStore {
         limit: i64,
         lease: std::time::Duration,
     ) -> StoreResult<Vec<LeasedDispatch>> {
-        let mut rows: Vec<(LeasedDispatch, DateTime<Utc>)> = sqlx::query_as::<_, LeasedRow>(
+        let mut rows: Vec<(LeasedDispatch, DateTime<Utc>)> = sqlx::query!(
             "WITH due AS (
                  SELECT event_id, activity_id FROM event_dispatches
                  WHERE state = 'pending' AND (leased_until IS NULL OR leased_until < now())
@@ -65,13 +57,26 @@ impl EventStore {
                AND e.event_id = d.event_id
              RETURNING d.event_id, d.activity_id, d.workflow_id, d.definition_version,
                  e.event_type, e.source, e.occurred_at, e.payload, d.debounce_key, d.created_at",
+            limit,
+            lease as _,
         )
-        .bind(limit)
-        .bind(lease)
         .fetch_all(&self.pool)
         .await?
         .into_iter()
-        .map(|r| (r.dispatch, r.created_at))
+        .map(|r| {
+            let dispatch = LeasedDispatch {
+                event_id: r.event_id,
+                activity_id: r.activity_id,
+                workflow_id: r.workflow_id,
+                definition_version: r.definition_version,
+                event_type: r.event_type,
+                source: r.source,
+                occurred_at: r.occurred_at,
+                payload: Json(r.payload),
+                debounce_key: r.debounce_key,
+            };
+            (dispatch, r.created_at)
+        })
         .collect();
         // UPDATE ... RETURNING keeps no order: arrival order again.
         rows.sort_by_key(|(_, created_at)| *created_at);
@@ -98,8 +103,8 @@ impl EventStore {
     ) -> StoreResult<Admission> {
         // Uncorrelated subqueries are evaluated when first needed: a CASE
         // that does not need them does not run them.
-        let (running, wait, schedule_active): (i64, Option<f64>, bool) = sqlx::query_as(
-            "WITH active AS (
+        let row = sqlx::query!(
+            r#"WITH active AS (
                  SELECT EXISTS (SELECT 1 FROM activity_runs
                                  WHERE trigger_type IN ('cron', 'interval')
                                    AND scheduled_for > now() - interval '1 minute') AS schedule_active
@@ -110,25 +115,25 @@ impl EventStore {
                             AND created_at > now() - interval '15 minutes')
                       + (SELECT count(*) FROM unnest($1::uuid[]) AS s(run_id)
                           WHERE NOT EXISTS (SELECT 1 FROM activity_runs r WHERE r.run_id = s.run_id))
-                    ELSE 0 END,
+                    ELSE 0 END AS "running!",
                     CASE WHEN active.schedule_active THEN
                         (SELECT extract(epoch FROM avg(greatest(r.created_at - d.completed_at, interval '0')))::float8
                            FROM activity_runs r JOIN event_dispatches d ON d.workflow_id = r.workflow_id
                           WHERE r.created_at > now() - $2::interval
                             AND r.trigger_type = 'event' AND r.attempt = 1)
-                    END,
-                    active.schedule_active
-             FROM active",
+                    END AS wait,
+                    active.schedule_active AS "schedule_active!"
+             FROM active"#,
+            started,
+            recent as _,
+            limit,
         )
-        .bind(started)
-        .bind(recent)
-        .bind(limit)
         .fetch_one(&self.pool)
         .await?;
         Ok(Admission {
-            running,
-            first_task_wait: wait.map(|s| Duration::from_secs_f64(s.max(0.0))),
-            schedule_active,
+            running: row.running,
+            first_task_wait: row.wait.map(|s| Duration::from_secs_f64(s.max(0.0))),
+            schedule_active: row.schedule_active,
         })
     }
 
@@ -139,13 +144,13 @@ impl EventStore {
         activity_id: Uuid,
         after: std::time::Duration,
     ) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE event_dispatches SET leased_until = now() + $3::interval
              WHERE event_id = $1 AND activity_id = $2 AND state = 'pending'",
+            event_id,
+            activity_id,
+            after as _,
         )
-        .bind(event_id)
-        .bind(activity_id)
-        .bind(after)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -153,13 +158,13 @@ impl EventStore {
 
     /// Marks a dispatch done: its workflow exists in Temporal.
     pub async fn complete(&self, event_id: &str, activity_id: Uuid) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE event_dispatches SET state = 'completed', outcome = 'started', completed_at = now(),
                  attempts = attempts + 1, last_error = NULL
              WHERE event_id = $1 AND activity_id = $2 AND state = 'pending'",
+            event_id,
+            activity_id,
         )
-        .bind(event_id)
-        .bind(activity_id)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -171,13 +176,13 @@ impl EventStore {
         activity_id: Uuid,
         error: &str,
     ) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE event_dispatches SET attempts = attempts + 1, last_error = $3
              WHERE event_id = $1 AND activity_id = $2 AND state = 'pending'",
+            event_id,
+            activity_id,
+            error,
         )
-        .bind(event_id)
-        .bind(activity_id)
-        .bind(error)
         .execute(&self.pool)
         .await?;
         Ok(())

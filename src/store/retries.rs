@@ -2,7 +2,6 @@
 //! attempt, and the attempts a run has had.
 
 use chrono::{DateTime, Utc};
-use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::runs::RunStore;
@@ -27,26 +26,6 @@ pub enum RetryBegun {
     Refused(RunStatus),
 }
 
-/// `status, attempt, error, started_at, finished_at, created_at`.
-type LockedRun = (
-    String,
-    i32,
-    Option<String>,
-    Option<DateTime<Utc>>,
-    Option<DateTime<Utc>>,
-    DateTime<Utc>,
-);
-
-/// `attempt, requested_at, requested_by, status, error, finished_at`.
-type AttemptRow = (
-    i32,
-    DateTime<Utc>,
-    Option<Uuid>,
-    String,
-    Option<String>,
-    Option<DateTime<Utc>>,
-);
-
 fn status_of(name: &str) -> StoreResult<RunStatus> {
     RunStatus::parse(name).map_err(|m| StoreError::Other(anyhow::anyhow!("status: {m}")))
 }
@@ -63,54 +42,54 @@ impl RunStore {
         requested_by: Option<Uuid>,
     ) -> StoreResult<RetryBegun> {
         let mut tx = self.pool.begin().await?;
-        let row: Option<LockedRun> = sqlx::query_as(
+        let row = sqlx::query!(
             "SELECT status, attempt, error, started_at, finished_at, created_at
              FROM activity_runs WHERE run_id = $1 FOR UPDATE",
+            run_id,
         )
-        .bind(run_id)
         .fetch_optional(&mut *tx)
-        .await?;
-        let (status, attempt, error, started_at, finished_at, created_at) =
-            row.ok_or(StoreError::NotFound)?;
-        let status = status_of(&status)?;
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        let status = status_of(&row.status)?;
+        let attempt = row.attempt;
         if crate::domain::retry::not_retryable(status).is_some() {
             return Ok(RetryBegun::Refused(status));
         }
         // Attempt 1 has no row until the first retry: write it from the run.
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO run_attempts (run_id, attempt, requested_at, dispatched_at, status, error,
                  finished_at)
              VALUES ($1, $2, $3, $3, $4, $5, $6)
              ON CONFLICT (run_id, attempt) DO UPDATE SET status = EXCLUDED.status,
                  error = EXCLUDED.error, finished_at = EXCLUDED.finished_at",
+            run_id,
+            attempt,
+            row.started_at.unwrap_or(row.created_at),
+            status.as_str(),
+            row.error.as_deref(),
+            row.finished_at,
         )
-        .bind(run_id)
-        .bind(attempt)
-        .bind(started_at.unwrap_or(created_at))
-        .bind(status.as_str())
-        .bind(error.as_deref())
-        .bind(finished_at)
         .execute(&mut *tx)
         .await?;
         let next = attempt + 1;
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO run_attempts (run_id, attempt, requested_at, requested_by, status)
              VALUES ($1, $2, now(), $3, 'running')",
+            run_id,
+            next,
+            requested_by,
         )
-        .bind(run_id)
-        .bind(next)
-        .bind(requested_by)
         .execute(&mut *tx)
         .await?;
-        sqlx::query(
+        sqlx::query!(
             "UPDATE activity_runs SET attempt = $2, status = 'running', error = NULL,
                  finished_at = NULL, started_at = now(), tasks_succeeded = 0, tasks_failed = 0,
                  cancel_requested_at = NULL, cancel_reason = NULL, cancelled_by = NULL,
                  cancel_forced = false, cancel_timed_out = false
              WHERE run_id = $1",
+            run_id,
+            next,
         )
-        .bind(run_id)
-        .bind(next)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -119,12 +98,12 @@ impl RunStore {
 
     /// Temporal accepted the start of `attempt`.
     pub async fn mark_attempt_dispatched(&self, run_id: Uuid, attempt: i32) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE run_attempts SET dispatched_at = COALESCE(dispatched_at, now())
              WHERE run_id = $1 AND attempt = $2",
+            run_id,
+            attempt,
         )
-        .bind(run_id)
-        .bind(attempt)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -134,24 +113,24 @@ impl RunStore {
     /// the attempt before left it.
     pub async fn undo_retry(&self, run_id: Uuid, attempt: i32) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
-        let undone = sqlx::query(
+        let undone = sqlx::query!(
             "DELETE FROM run_attempts
              WHERE run_id = $1 AND attempt = $2 AND dispatched_at IS NULL",
+            run_id,
+            attempt,
         )
-        .bind(run_id)
-        .bind(attempt)
         .execute(&mut *tx)
         .await?;
         if undone.rows_affected() == 1 {
-            sqlx::query(
+            sqlx::query!(
                 "UPDATE activity_runs r SET attempt = p.attempt, status = p.status,
                      error = p.error, finished_at = p.finished_at, started_at = p.requested_at
                  FROM run_attempts p
                  WHERE r.run_id = $1 AND r.attempt = $2 AND r.status = 'running'
                    AND p.run_id = $1 AND p.attempt = $2 - 1",
+                run_id,
+                attempt,
             )
-            .bind(run_id)
-            .bind(attempt)
             .execute(&mut *tx)
             .await?;
         }
@@ -162,26 +141,24 @@ impl RunStore {
     /// The recorded attempts of a run, oldest first (none for a run never
     /// retried).
     pub async fn attempts(&self, run_id: Uuid) -> StoreResult<Vec<RunAttempt>> {
-        let rows: Vec<AttemptRow> = sqlx::query_as(
+        let rows = sqlx::query!(
             "SELECT attempt, requested_at, requested_by, status, error, finished_at
              FROM run_attempts WHERE run_id = $1 ORDER BY attempt",
+            run_id,
         )
-        .bind(run_id)
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter()
-            .map(
-                |(attempt, requested_at, requested_by, status, error, finished_at)| {
-                    Ok(RunAttempt {
-                        attempt,
-                        requested_at,
-                        requested_by,
-                        status: status_of(&status)?,
-                        error,
-                        finished_at,
-                    })
-                },
-            )
+            .map(|r| {
+                Ok(RunAttempt {
+                    attempt: r.attempt,
+                    requested_at: r.requested_at,
+                    requested_by: r.requested_by,
+                    status: status_of(&r.status)?,
+                    error: r.error,
+                    finished_at: r.finished_at,
+                })
+            })
             .collect()
     }
 
@@ -190,15 +167,16 @@ impl RunStore {
         &self,
         task_id: Uuid,
     ) -> StoreResult<Option<(TaskStatus, Option<serde_json::Value>)>> {
-        let row: Option<(String, Option<Json<serde_json::Value>>)> =
-            sqlx::query_as("SELECT status, output FROM task_instances WHERE id = $1")
-                .bind(task_id)
-                .fetch_optional(&self.pool)
-                .await?;
-        row.map(|(status, output)| {
-            let status = TaskStatus::parse(&status)
+        let row = sqlx::query!(
+            "SELECT status, output FROM task_instances WHERE id = $1",
+            task_id,
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|r| {
+            let status = TaskStatus::parse(&r.status)
                 .map_err(|m| StoreError::Other(anyhow::anyhow!("status: {m}")))?;
-            Ok((status, output.map(|o| o.0)))
+            Ok((status, r.output))
         })
         .transpose()
     }
@@ -214,23 +192,26 @@ impl RunStore {
         limit: i64,
     ) -> StoreResult<Vec<(Uuid, String, Option<DateTime<Utc>>)>> {
         let statuses: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
-        let rows = sqlx::query_as(
+        let rows = sqlx::query!(
             "SELECT run_id, workflow_id, scheduled_for FROM activity_runs
              WHERE activity_id = $1 AND status = ANY($2)
                AND ($3::text IS NULL OR trigger_type = $3)
                AND ($4::timestamptz IS NULL OR scheduled_for >= $4)
                AND ($5::timestamptz IS NULL OR scheduled_for < $5)
              ORDER BY scheduled_for NULLS LAST, created_at, run_id LIMIT $6",
+            activity_id,
+            statuses as _,
+            filter.trigger_type.map(|t| t.as_str()),
+            filter.scheduled_from,
+            filter.scheduled_to,
+            limit,
         )
-        .bind(activity_id)
-        .bind(&statuses)
-        .bind(filter.trigger_type.map(|t| t.as_str()))
-        .bind(filter.scheduled_from)
-        .bind(filter.scheduled_to)
-        .bind(limit)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows)
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.run_id, r.workflow_id, r.scheduled_for))
+            .collect())
     }
 
     /// Running runs whose definition has a `run_timeout`: run ID, when the
@@ -240,29 +221,33 @@ impl RunStore {
         &self,
         limit: i64,
     ) -> StoreResult<Vec<(Uuid, DateTime<Utc>, String)>> {
-        let rows = sqlx::query_as(
-            "SELECT r.run_id, r.started_at, v.definition ->> 'run_timeout'
+        let rows = sqlx::query!(
+            r#"SELECT r.run_id, r.started_at AS "started_at!",
+                 v.definition ->> 'run_timeout' AS "run_timeout!"
              FROM activity_runs r
              JOIN activity_versions v
                ON v.activity_id = r.activity_id AND v.version = r.definition_version
              WHERE r.status = 'running' AND r.started_at IS NOT NULL
                AND v.definition ->> 'run_timeout' IS NOT NULL
-             ORDER BY r.started_at LIMIT $1",
+             ORDER BY r.started_at LIMIT $1"#,
+            limit,
         )
-        .bind(limit)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows)
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.run_id, r.started_at, r.run_timeout))
+            .collect())
     }
 
     /// Marks a running run's cancellation as its deadline's: it will end
     /// `timed_out`.
     pub async fn mark_timed_out(&self, run_id: Uuid) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE activity_runs SET cancel_timed_out = true
              WHERE run_id = $1 AND status = 'running'",
+            run_id,
         )
-        .bind(run_id)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -270,11 +255,12 @@ impl RunStore {
 
     /// The current attempt of a run (1 for a run never retried).
     pub async fn current_attempt(&self, run_id: Uuid) -> StoreResult<i32> {
-        let row: Option<(i32,)> =
-            sqlx::query_as("SELECT attempt FROM activity_runs WHERE run_id = $1")
-                .bind(run_id)
-                .fetch_optional(&self.pool)
-                .await?;
-        Ok(row.map_or(1, |r| r.0))
+        let row = sqlx::query_scalar!(
+            "SELECT attempt FROM activity_runs WHERE run_id = $1",
+            run_id
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.unwrap_or(1))
     }
 }

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::postgres::PgRow;
 use sqlx::types::Json;
-use sqlx::{FromRow, Postgres, Row};
+use sqlx::{Postgres, Row};
 use uuid::Uuid;
 
 use super::keys::confirm_key;
@@ -17,13 +17,12 @@ use crate::domain::run::{
     Cancellation, Run, RunFlow, RunStatus, RunTrigger, TaskInstance, TaskStatus,
 };
 
+/// The columns of [`RunRow`], in its order, for the statement built at run
+/// time (`list_runs_query`); the others name them in full.
 const RUN_COLUMNS: &str = "run_id, activity_id, workflow_id, trigger_type, scheduled_for, event_id, \
     status, skip_reason, window_start, window_end, definition_version, context, started_at, \
     finished_at, error, tasks_total, tasks_succeeded, tasks_failed, created_at, \
     cancel_requested_at, cancel_reason, cancelled_by, cancel_forced, attempt, flow_key, queued_at";
-
-const TASK_COLUMNS: &str = "id, run_id, workflow_id, task_type, task_index, name, status, attempts, \
-    started_at, finished_at, output, error, run_attempt, previous_attempts";
 
 /// Columns read one after the other, by position: a page decodes thousands
 /// of values, and a lookup by name for each is a hash of its name.
@@ -54,72 +53,112 @@ pub(super) fn named<T>(column: &str, parsed: Result<T, String>) -> StoreResult<T
     parsed.map_err(|m| StoreError::Other(anyhow::anyhow!("{column}: {m}")))
 }
 
-/// A run from a row of `RUN_COLUMNS`, in their order.
-fn run_from_row(row: &PgRow) -> StoreResult<Run> {
-    let mut c = Columns::new(row);
-    let run_id = c.take()?;
-    let activity_id = c.take()?;
-    let workflow_id = c.take()?;
-    let trigger_type = named("trigger_type", RunTrigger::parse(c.take::<&str>()?))?;
-    let scheduled_for = c.take()?;
-    let event_id = c.take()?;
-    let status = named("status", RunStatus::parse(c.take::<&str>()?))?;
-    let skip_reason = c
-        .take::<Option<&str>>()?
-        .map(|s| named("skip_reason", SkipReason::parse(s)))
-        .transpose()?;
-    let window_start = c.take()?;
-    let window_end = c.take()?;
-    let definition_version = c.take()?;
-    let context = c.take::<Json<serde_json::Value>>()?.0;
-    let started_at = c.take()?;
-    let finished_at = c.take()?;
-    let error = c.take()?;
-    let tasks_total = c.take()?;
-    let tasks_succeeded = c.take()?;
-    let tasks_failed = c.take()?;
-    let created_at = c.take()?;
-    let cancel_requested_at: Option<DateTime<Utc>> = c.take()?;
-    let cancel_reason = c.take()?;
-    let cancelled_by = c.take()?;
-    let cancel_forced = c.take()?;
-    let attempt = c.take()?;
-    let flow_key: Option<String> = c.take()?;
-    let queued_at: Option<DateTime<Utc>> = c.take()?;
-    Ok(Run {
-        run_id,
-        activity_id,
-        workflow_id,
-        trigger_type,
-        scheduled_for,
-        event_id,
-        status,
-        skip_reason,
-        window_start,
-        window_end,
-        definition_version,
-        context,
-        started_at,
-        finished_at,
-        error,
-        tasks_total,
-        tasks_succeeded,
-        tasks_failed,
-        created_at,
-        attempt,
-        cancellation: cancel_requested_at.map(|requested_at| Cancellation {
-            requested_at,
-            reason: cancel_reason,
-            requested_by: cancelled_by,
-            forced: cancel_forced,
-        }),
-        flow: flow_key
-            .zip(queued_at)
-            .map(|(key, queued_at)| RunFlow { key, queued_at }),
-    })
+/// An `activity_runs` row: `RUN_COLUMNS`, in their order.
+struct RunRow {
+    run_id: Uuid,
+    activity_id: Uuid,
+    workflow_id: String,
+    trigger_type: String,
+    scheduled_for: Option<DateTime<Utc>>,
+    event_id: Option<String>,
+    status: String,
+    skip_reason: Option<String>,
+    window_start: Option<DateTime<Utc>>,
+    window_end: Option<DateTime<Utc>>,
+    definition_version: Option<i64>,
+    context: serde_json::Value,
+    started_at: Option<DateTime<Utc>>,
+    finished_at: Option<DateTime<Utc>>,
+    error: Option<String>,
+    tasks_total: i32,
+    tasks_succeeded: i32,
+    tasks_failed: i32,
+    created_at: DateTime<Utc>,
+    cancel_requested_at: Option<DateTime<Utc>>,
+    cancel_reason: Option<String>,
+    cancelled_by: Option<Uuid>,
+    cancel_forced: bool,
+    attempt: i32,
+    flow_key: Option<String>,
+    queued_at: Option<DateTime<Utc>>,
 }
 
-#[derive(FromRow)]
+/// A run from a row of `RUN_COLUMNS` (the statement built at run time),
+/// in their order.
+fn run_from_row(row: &PgRow) -> StoreResult<Run> {
+    let mut c = Columns::new(row);
+    RunRow {
+        run_id: c.take()?,
+        activity_id: c.take()?,
+        workflow_id: c.take()?,
+        trigger_type: c.take()?,
+        scheduled_for: c.take()?,
+        event_id: c.take()?,
+        status: c.take()?,
+        skip_reason: c.take()?,
+        window_start: c.take()?,
+        window_end: c.take()?,
+        definition_version: c.take()?,
+        context: c.take::<Json<serde_json::Value>>()?.0,
+        started_at: c.take()?,
+        finished_at: c.take()?,
+        error: c.take()?,
+        tasks_total: c.take()?,
+        tasks_succeeded: c.take()?,
+        tasks_failed: c.take()?,
+        created_at: c.take()?,
+        cancel_requested_at: c.take()?,
+        cancel_reason: c.take()?,
+        cancelled_by: c.take()?,
+        cancel_forced: c.take()?,
+        attempt: c.take()?,
+        flow_key: c.take()?,
+        queued_at: c.take()?,
+    }
+    .try_into()
+}
+
+impl TryFrom<RunRow> for Run {
+    type Error = StoreError;
+    fn try_from(r: RunRow) -> StoreResult<Self> {
+        Ok(Run {
+            run_id: r.run_id,
+            activity_id: r.activity_id,
+            workflow_id: r.workflow_id,
+            trigger_type: named("trigger_type", RunTrigger::parse(&r.trigger_type))?,
+            scheduled_for: r.scheduled_for,
+            event_id: r.event_id,
+            status: named("status", RunStatus::parse(&r.status))?,
+            skip_reason: r
+                .skip_reason
+                .map(|s| named("skip_reason", SkipReason::parse(&s)))
+                .transpose()?,
+            window_start: r.window_start,
+            window_end: r.window_end,
+            definition_version: r.definition_version,
+            context: r.context,
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            error: r.error,
+            tasks_total: r.tasks_total,
+            tasks_succeeded: r.tasks_succeeded,
+            tasks_failed: r.tasks_failed,
+            created_at: r.created_at,
+            attempt: r.attempt,
+            cancellation: r.cancel_requested_at.map(|requested_at| Cancellation {
+                requested_at,
+                reason: r.cancel_reason,
+                requested_by: r.cancelled_by,
+                forced: r.cancel_forced,
+            }),
+            flow: r
+                .flow_key
+                .zip(r.queued_at)
+                .map(|(key, queued_at)| RunFlow { key, queued_at }),
+        })
+    }
+}
+
 struct TaskRow {
     id: Uuid,
     run_id: Uuid,
@@ -131,7 +170,7 @@ struct TaskRow {
     attempts: i32,
     started_at: Option<DateTime<Utc>>,
     finished_at: Option<DateTime<Utc>>,
-    output: Option<Json<serde_json::Value>>,
+    output: Option<serde_json::Value>,
     error: Option<String>,
     run_attempt: i32,
     previous_attempts: Json<Vec<crate::domain::retry::TaskAttempt>>,
@@ -151,7 +190,7 @@ impl TryFrom<TaskRow> for TaskInstance {
             attempts: t.attempts,
             started_at: t.started_at,
             finished_at: t.finished_at,
-            output: t.output.map(|o| o.0),
+            output: t.output,
             error: t.error,
             run_attempt: t.run_attempt,
             previous_attempts: t.previous_attempts.0,
@@ -167,37 +206,53 @@ impl RunStore {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> StoreResult<Vec<Run>> {
-        let rows = sqlx::query(&format!(
-            "SELECT {RUN_COLUMNS} FROM activity_runs
-             WHERE activity_id = $1 AND scheduled_for >= $2 AND scheduled_for < $3 ORDER BY scheduled_for"
-        ))
-        .bind(activity_id)
-        .bind(from)
-        .bind(to)
+        let rows = sqlx::query_as!(
+            RunRow,
+            "SELECT run_id, activity_id, workflow_id, trigger_type, scheduled_for, event_id, status,
+                 skip_reason, window_start, window_end, definition_version, context, started_at,
+                 finished_at, error, tasks_total, tasks_succeeded, tasks_failed, created_at,
+                 cancel_requested_at, cancel_reason, cancelled_by, cancel_forced, attempt, flow_key,
+                 queued_at
+             FROM activity_runs
+             WHERE activity_id = $1 AND scheduled_for >= $2 AND scheduled_for < $3 ORDER BY scheduled_for",
+            activity_id,
+            from,
+            to,
+        )
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(run_from_row).collect()
+        rows.into_iter().map(TryInto::try_into).collect()
     }
 
     pub async fn get_run(&self, run_id: Uuid) -> StoreResult<(Run, Vec<TaskInstance>)> {
-        let run = sqlx::query(&format!(
-            "SELECT {RUN_COLUMNS} FROM activity_runs WHERE run_id = $1"
-        ))
-        .bind(run_id)
+        let run = sqlx::query_as!(
+            RunRow,
+            "SELECT run_id, activity_id, workflow_id, trigger_type, scheduled_for, event_id, status,
+                 skip_reason, window_start, window_end, definition_version, context, started_at,
+                 finished_at, error, tasks_total, tasks_succeeded, tasks_failed, created_at,
+                 cancel_requested_at, cancel_reason, cancelled_by, cancel_forced, attempt, flow_key,
+                 queued_at
+             FROM activity_runs WHERE run_id = $1",
+            run_id,
+        )
         .fetch_optional(&self.pool)
         .await?;
         let run = run.ok_or(StoreError::NotFound)?;
-        let tasks: Vec<TaskRow> = sqlx::query_as(&format!(
-            "SELECT {TASK_COLUMNS} FROM task_instances WHERE run_id = $1 ORDER BY task_index"
-        ))
-        .bind(run_id)
+        let tasks = sqlx::query_as!(
+            TaskRow,
+            r#"SELECT id, run_id, workflow_id, task_type, task_index, name, status, attempts,
+                 started_at, finished_at, output, error, run_attempt,
+                 previous_attempts AS "previous_attempts: _"
+             FROM task_instances WHERE run_id = $1 ORDER BY task_index"#,
+            run_id,
+        )
         .fetch_all(&self.pool)
         .await?;
         let tasks = tasks
             .into_iter()
             .map(TryInto::try_into)
             .collect::<StoreResult<_>>()?;
-        Ok((run_from_row(&run)?, tasks))
+        Ok((run.try_into()?, tasks))
     }
 
     /// Newest first by (created_at, run_id): keyset pagination, stable under inserts.

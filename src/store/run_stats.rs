@@ -11,41 +11,39 @@ use super::runs::RunStore;
 use crate::domain::query::StatsFilter;
 use crate::domain::stats::{ActivitySummary, BucketCounts, LastRun, StatsWindow};
 
-/// The statement behind [`RunStore::run_stats`]; `scripts/bench` runs the
-/// very same text with pgbench. Parameters: `$1` from, `$2` to, `$3` the
-/// bucket in seconds, `$4` activity (or NULL), `$5` trigger type (or NULL).
-pub const RUN_STATS_SQL: &str = "\
-SELECT date_bin(make_interval(secs => $3), created_at, timestamptz '1970-01-01 00:00:00+00') AS bucket,
-       count(*) FILTER (WHERE status = 'queued'),
-       count(*) FILTER (WHERE status = 'running'),
-       count(*) FILTER (WHERE status = 'succeeded'),
-       count(*) FILTER (WHERE status = 'failed'),
-       count(*) FILTER (WHERE status = 'cancelled'),
-       count(*) FILTER (WHERE status = 'timed_out'),
-       count(*) FILTER (WHERE status = 'skipped'),
+/// Hands the text of [`RUN_STATS_SQL`] to a macro, first: the query
+/// macros check a literal, not a constant, and `scripts/bench` needs the
+/// constant.
+macro_rules! with_run_stats_sql {
+    ($($m:ident)::+ ! ($($args:tt)*)) => {
+        $($m)::+!(
+            r#"SELECT date_bin(make_interval(secs => $3), created_at, timestamptz '1970-01-01 00:00:00+00') AS "bucket!",
+       count(*) FILTER (WHERE status = 'queued') AS "queued!",
+       count(*) FILTER (WHERE status = 'running') AS "running!",
+       count(*) FILTER (WHERE status = 'succeeded') AS "succeeded!",
+       count(*) FILTER (WHERE status = 'failed') AS "failed!",
+       count(*) FILTER (WHERE status = 'cancelled') AS "cancelled!",
+       count(*) FILTER (WHERE status = 'timed_out') AS "timed_out!",
+       count(*) FILTER (WHERE status = 'skipped') AS "skipped!",
        percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - started_at))
-           FILTER (WHERE finished_at IS NOT NULL AND started_at IS NOT NULL),
+           FILTER (WHERE finished_at IS NOT NULL AND started_at IS NOT NULL) AS p50,
        percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - started_at))
-           FILTER (WHERE finished_at IS NOT NULL AND started_at IS NOT NULL)
+           FILTER (WHERE finished_at IS NOT NULL AND started_at IS NOT NULL) AS p95
   FROM activity_runs
  WHERE created_at >= $1 AND created_at < $2
    AND ($4::uuid IS NULL OR activity_id = $4)
    AND ($5::text IS NULL OR trigger_type = $5)
  GROUP BY 1
- ORDER BY 1";
+ ORDER BY 1"#,
+            $($args)*
+        )
+    };
+}
 
-type StatsRow = (
-    DateTime<Utc>,
-    i64,
-    i64,
-    i64,
-    i64,
-    i64,
-    i64,
-    i64,
-    Option<f64>,
-    Option<f64>,
-);
+/// The statement behind [`RunStore::run_stats`]; `scripts/bench` runs the
+/// very same text with pgbench. Parameters: `$1` from, `$2` to, `$3` the
+/// bucket in seconds, `$4` activity (or NULL), `$5` trigger type (or NULL).
+pub const RUN_STATS_SQL: &str = with_run_stats_sql!(concat!());
 
 impl RunStore {
     /// Every bucket of `window` that has runs, in order (empty buckets are
@@ -55,46 +53,32 @@ impl RunStore {
         window: &StatsWindow,
         filter: &StatsFilter,
     ) -> StoreResult<Vec<BucketCounts>> {
-        let rows: Vec<StatsRow> = sqlx::query_as(RUN_STATS_SQL)
-            .bind(window.from)
-            .bind(window.to)
-            .bind(window.bucket.seconds() as f64)
-            .bind(filter.activity_id)
-            .bind(filter.trigger_type.map(|t| t.as_str()))
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = with_run_stats_sql!(sqlx::query!(
+            window.from,
+            window.to,
+            window.bucket.seconds() as f64,
+            filter.activity_id,
+            filter.trigger_type.map(|t| t.as_str()),
+        ))
+        .fetch_all(&self.pool)
+        .await?;
         Ok(rows
             .into_iter()
             .map(|r| BucketCounts {
-                start: r.0,
-                queued: r.1,
-                running: r.2,
-                succeeded: r.3,
-                failed: r.4,
-                cancelled: r.5,
-                timed_out: r.6,
-                skipped: r.7,
-                duration_p50: r.8,
-                duration_p95: r.9,
+                start: r.bucket,
+                queued: r.queued,
+                running: r.running,
+                succeeded: r.succeeded,
+                failed: r.failed,
+                cancelled: r.cancelled,
+                timed_out: r.timed_out,
+                skipped: r.skipped,
+                duration_p50: r.p50,
+                duration_p95: r.p95,
             })
             .collect())
     }
 }
-
-type SummaryRow = (
-    Uuid,
-    Option<Uuid>,
-    Option<String>,
-    Option<DateTime<Utc>>,
-    Option<DateTime<Utc>>,
-    Option<DateTime<Utc>>,
-    i64,
-    i64,
-    i64,
-    i64,
-    i64,
-    i64,
-);
 
 impl RunStore {
     /// Summaries of `activities` (runs recorded since `since`), one
@@ -105,10 +89,13 @@ impl RunStore {
         activities: &[Uuid],
         since: DateTime<Utc>,
     ) -> StoreResult<std::collections::HashMap<Uuid, ActivitySummary>> {
-        let rows: Vec<SummaryRow> = sqlx::query_as(
-            "SELECT a.id, lr.run_id, lr.status, lr.scheduled_for, lr.created_at, lr.finished_at,
-                    s.runs, s.succeeded, s.failed, s.timed_out, s.cancelled,
+        let rows = sqlx::query!(
+            r#"SELECT a.id AS "id!", lr.run_id AS "run_id?", lr.status AS "status?",
+                    lr.scheduled_for AS "scheduled_for?", lr.created_at AS "created_at?",
+                    lr.finished_at AS "finished_at?", s.runs AS "runs!", s.succeeded AS "succeeded!",
+                    s.failed AS "failed!", s.timed_out AS "timed_out!", s.cancelled AS "cancelled!",
                     (SELECT count(*) FROM alerts al WHERE al.activity_id = a.id AND al.resolved_at IS NULL)
+                        AS "open_alerts!"
                FROM unnest($1::uuid[]) AS a(id)
                LEFT JOIN LATERAL (
                     SELECT run_id, status, scheduled_for, created_at, finished_at FROM activity_runs r
@@ -119,35 +106,35 @@ impl RunStore {
                            count(*) FILTER (WHERE status = 'failed') AS failed,
                            count(*) FILTER (WHERE status = 'timed_out') AS timed_out,
                            count(*) FILTER (WHERE status = 'cancelled') AS cancelled
-                      FROM activity_runs r WHERE r.activity_id = a.id AND r.created_at >= $2) s",
+                      FROM activity_runs r WHERE r.activity_id = a.id AND r.created_at >= $2) s"#,
+            activities,
+            since,
         )
-        .bind(activities)
-        .bind(since)
         .fetch_all(&self.pool)
         .await?;
         Ok(rows
             .into_iter()
             .map(|r| {
-                let last_run = match (r.1, r.2, r.4) {
+                let last_run = match (r.run_id, r.status, r.created_at) {
                     (Some(run_id), Some(status), Some(created_at)) => Some(LastRun {
                         run_id,
                         status,
-                        scheduled_for: r.3,
+                        scheduled_for: r.scheduled_for,
                         created_at,
-                        finished_at: r.5,
+                        finished_at: r.finished_at,
                     }),
                     _ => None,
                 };
                 let summary = ActivitySummary {
                     last_run,
-                    runs: r.6,
-                    succeeded: r.7,
-                    failed: r.8,
-                    timed_out: r.9,
-                    cancelled: r.10,
-                    open_alerts: r.11,
+                    runs: r.runs,
+                    succeeded: r.succeeded,
+                    failed: r.failed,
+                    timed_out: r.timed_out,
+                    cancelled: r.cancelled,
+                    open_alerts: r.open_alerts,
                 };
-                (r.0, summary)
+                (r.id, summary)
             })
             .collect())
     }

@@ -15,9 +15,6 @@ use crate::domain::run::{Cancellation, RunStatus, RunTrigger};
 mod requested;
 mod tasks;
 
-/// `cancel_requested_at, cancel_reason, cancelled_by, cancel_forced`.
-type CancelRow = (DateTime<Utc>, Option<String>, Option<Uuid>, bool);
-
 /// A task row written without its task having started.
 #[derive(Debug, Clone)]
 pub struct NewTask {
@@ -80,14 +77,15 @@ impl RunStore {
         activity_id: Uuid,
         version: i64,
     ) -> StoreResult<ActivityDefinition> {
-        let row: Option<(Json<ActivityDefinition>,)> = sqlx::query_as(
-            "SELECT definition FROM activity_versions WHERE activity_id = $1 AND version = $2",
+        let row = sqlx::query_scalar!(
+            r#"SELECT definition AS "definition: Json<ActivityDefinition>"
+               FROM activity_versions WHERE activity_id = $1 AND version = $2"#,
+            activity_id,
+            version,
         )
-        .bind(activity_id)
-        .bind(version)
         .fetch_optional(&self.pool)
         .await?;
-        row.map(|r| r.0.0).ok_or(StoreError::NotFound)
+        row.map(|d| d.0).ok_or(StoreError::NotFound)
     }
 
     /// `INSERT … ON CONFLICT`: a retried `log_run` finds its row untouched;
@@ -95,7 +93,7 @@ impl RunStore {
     /// backfill) becomes a running run. Returns whether this call wrote.
     #[tracing::instrument(skip(self, run), fields(run_id = %run.run_id))]
     pub async fn insert_run(&self, run: &NewRun<'_>) -> StoreResult<bool> {
-        let result = sqlx::query(
+        let result = sqlx::query!(
             "INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type, scheduled_for,
                  event_id, status, window_start, window_end, definition_version, context, started_at,
                  tasks_total)
@@ -107,19 +105,19 @@ impl RunStore {
                  started_at = EXCLUDED.started_at,
                  tasks_total = EXCLUDED.tasks_total
              WHERE activity_runs.status = 'skipped'",
+            run.run_id,
+            run.activity_id,
+            run.workflow_id,
+            run.trigger.as_str(),
+            run.scheduled_for,
+            run.event_id,
+            run.window_start,
+            run.window_end,
+            run.definition_version,
+            run.context,
+            run.tasks_total,
+            if run.queued { "queued" } else { "running" },
         )
-        .bind(run.run_id)
-        .bind(run.activity_id)
-        .bind(run.workflow_id)
-        .bind(run.trigger.as_str())
-        .bind(run.scheduled_for)
-        .bind(run.event_id)
-        .bind(run.window_start)
-        .bind(run.window_end)
-        .bind(run.definition_version)
-        .bind(Json(run.context))
-        .bind(run.tasks_total)
-        .bind(if run.queued { "queued" } else { "running" })
         .execute(&self.pool)
         .await?;
         Ok(result.rows_affected() == 1)
@@ -138,19 +136,19 @@ impl RunStore {
         reason: SkipReason,
         definition_version: i64,
     ) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type, scheduled_for,
                  status, skip_reason, definition_version, finished_at)
              VALUES ($1, $2, $3, $4, $5, 'skipped', $6, $7, now())
              ON CONFLICT (run_id) DO NOTHING",
+            run_id,
+            activity_id,
+            workflow_id,
+            trigger.as_str(),
+            scheduled_for,
+            reason.as_str(),
+            definition_version,
         )
-        .bind(run_id)
-        .bind(activity_id)
-        .bind(workflow_id)
-        .bind(trigger.as_str())
-        .bind(scheduled_for)
-        .bind(reason.as_str())
-        .bind(definition_version)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -158,10 +156,10 @@ impl RunStore {
 
     /// Where the last window a run covered ended.
     pub async fn last_window_end(&self, activity_id: Uuid) -> StoreResult<Option<DateTime<Utc>>> {
-        let (end,): (Option<DateTime<Utc>>,) = sqlx::query_as(
+        let end = sqlx::query_scalar!(
             "SELECT max(window_end) FROM activity_runs WHERE activity_id = $1 AND status <> 'skipped'",
+            activity_id,
         )
-        .bind(activity_id)
         .fetch_one(&self.pool)
         .await?;
         Ok(end)
@@ -180,8 +178,8 @@ impl RunStore {
         failed: i32,
     ) -> StoreResult<Option<(Uuid, RunStatus)>> {
         // A retried run keeps a row per attempt: the current one ends too.
-        let ended: Option<(Uuid, String)> = sqlx::query_as(
-            "WITH ended AS (
+        let ended = sqlx::query!(
+            r#"WITH ended AS (
                  UPDATE activity_runs SET error = $3, tasks_succeeded = $4,
                      tasks_failed = $5, finished_at = now(),
                      status = CASE WHEN $2 = 'cancelled' AND cancel_timed_out
@@ -191,19 +189,17 @@ impl RunStore {
              attempt AS (
                  UPDATE run_attempts a SET status = ended.status, error = $3, finished_at = now()
                  FROM ended WHERE a.run_id = $1 AND a.attempt = ended.attempt)
-             SELECT activity_id, status FROM ended",
+             SELECT activity_id AS "activity_id!", status AS "status!" FROM ended"#,
+            run_id,
+            status.as_str(),
+            error,
+            succeeded,
+            failed,
         )
-        .bind(run_id)
-        .bind(status.as_str())
-        .bind(error)
-        .bind(succeeded)
-        .bind(failed)
         .fetch_optional(&self.pool)
         .await?;
         ended
-            .map(|(activity_id, status)| {
-                Ok((activity_id, named("status", RunStatus::parse(&status))?))
-            })
+            .map(|r| Ok((r.activity_id, named("status", RunStatus::parse(&r.status))?)))
             .transpose()
     }
 
@@ -217,27 +213,26 @@ impl RunStore {
         requested_by: Option<Uuid>,
         force: bool,
     ) -> StoreResult<Option<Cancellation>> {
-        let row: Option<CancelRow> = sqlx::query_as(
-            "UPDATE activity_runs SET cancel_requested_at = COALESCE(cancel_requested_at, now()),
+        let row = sqlx::query!(
+            r#"UPDATE activity_runs SET cancel_requested_at = COALESCE(cancel_requested_at, now()),
                  cancel_reason = CASE WHEN cancel_requested_at IS NULL THEN $2 ELSE cancel_reason END,
                  cancelled_by = CASE WHEN cancel_requested_at IS NULL THEN $3 ELSE cancelled_by END,
                  cancel_forced = cancel_forced OR $4
              WHERE run_id = $1 AND status IN ('running', 'queued')
-             RETURNING cancel_requested_at, cancel_reason, cancelled_by, cancel_forced",
+             RETURNING cancel_requested_at AS "cancel_requested_at!", cancel_reason, cancelled_by,
+                 cancel_forced"#,
+            run_id,
+            reason,
+            requested_by,
+            force,
         )
-        .bind(run_id)
-        .bind(reason)
-        .bind(requested_by)
-        .bind(force)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.map(
-            |(requested_at, reason, requested_by, forced)| Cancellation {
-                requested_at,
-                reason,
-                requested_by,
-                forced,
-            },
-        ))
+        Ok(row.map(|r| Cancellation {
+            requested_at: r.cancel_requested_at,
+            reason: r.cancel_reason,
+            requested_by: r.cancelled_by,
+            forced: r.cancel_forced,
+        }))
     }
 }

@@ -23,16 +23,16 @@ impl RunStore {
         let Some(reason) = span.reason else {
             return Ok(());
         };
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO skipped_spans (activity_id, first_at, last_at, times, skip_reason, definition_version)
              VALUES ($1, $2, $3, $4, $5, $6)",
+            activity_id,
+            span.first,
+            span.last,
+            i64::try_from(span.count).unwrap_or(i64::MAX),
+            reason.as_str(),
+            definition_version,
         )
-        .bind(activity_id)
-        .bind(span.first)
-        .bind(span.last)
-        .bind(i64::try_from(span.count).unwrap_or(i64::MAX))
-        .bind(reason.as_str())
-        .bind(definition_version)
         .execute(self.pool())
         .await?;
         Ok(())
@@ -45,19 +45,19 @@ impl RunStore {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> StoreResult<Vec<RecordedSpan>> {
-        let rows: Vec<(DateTime<Utc>, DateTime<Utc>, String)> = sqlx::query_as(
+        let rows = sqlx::query!(
             "SELECT first_at, last_at, skip_reason FROM skipped_spans
              WHERE activity_id = $1 AND last_at >= $2 AND first_at < $3 ORDER BY first_at",
+            activity_id,
+            from,
+            to,
         )
-        .bind(activity_id)
-        .bind(from)
-        .bind(to)
         .fetch_all(self.pool())
         .await?;
         rows.into_iter()
-            .map(|(first, last, reason)| {
-                SkipReason::parse(&reason)
-                    .map(|r| (first, last, r))
+            .map(|row| {
+                SkipReason::parse(&row.skip_reason)
+                    .map(|r| (row.first_at, row.last_at, r))
                     .map_err(|e| super::StoreError::Other(anyhow::anyhow!(e)))
             })
             .collect()
@@ -70,12 +70,12 @@ impl RunStore {
         scheduled_for: DateTime<Utc>,
         window_start: DateTime<Utc>,
     ) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE backfill_requests SET window_start = $3 WHERE activity_id = $1 AND scheduled_for = $2",
+            activity_id,
+            scheduled_for,
+            window_start,
         )
-        .bind(activity_id)
-        .bind(scheduled_for)
-        .bind(window_start)
         .execute(self.pool())
         .await?;
         Ok(())

@@ -3,47 +3,13 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
-use sqlx::types::Json;
 use uuid::Uuid;
 
-use super::{StoreError, StoreResult, domain_row};
+use super::{StoreError, StoreResult};
 use crate::domain::event::ConflictRecord;
 use crate::domain::message::RejectReason;
 use crate::domain::query::Expect;
 use crate::domain::source::{RejectionRecord, SourceKind, SourceRecord, StatusRecord};
-
-domain_row!(SourceRecord {
-    id,
-    name,
-    kind,
-    config: json,
-    secret_ref,
-    enabled,
-    version,
-    created_at,
-    updated_at,
-});
-domain_row!(StatusRecord {
-    connected,
-    pending,
-    last_error,
-    last_error_at,
-    accepted,
-    rejected,
-    conflicts,
-    reported_by,
-    reported_at,
-});
-domain_row!(RejectionRecord {
-    id,
-    source_id,
-    received_at,
-    reason,
-    detail,
-    size,
-    raw,
-    headers: json,
-});
 
 /// A report from a consumer: the state now, and counts since the last one.
 #[derive(Debug, Clone, Default)]
@@ -56,17 +22,6 @@ pub struct StatusReport {
     pub rejected: i64,
     pub conflicts: i64,
 }
-
-domain_row!(ConflictRecord {
-    event_id,
-    source_id,
-    seen_at,
-    differs,
-    event_type,
-    source,
-    occurred_at,
-    payload: json,
-});
 
 /// A source as written by a create or an update.
 pub struct SourceWrite<'a> {
@@ -88,26 +43,32 @@ impl SourceStore {
     }
 
     pub async fn create(&self, id: Uuid, source: &SourceWrite<'_>) -> StoreResult<SourceRecord> {
-        Ok(sqlx::query_as(
-            "INSERT INTO sources (id, name, kind, config, secret_ref, enabled)
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
+        Ok(sqlx::query_as!(
+            SourceRecord,
+            r#"INSERT INTO sources (id, name, kind, config, secret_ref, enabled)
+             VALUES ($1, $2, $3, $4, $5, $6)
+             RETURNING id, name, kind AS "kind: _", config, secret_ref, enabled, version, created_at, updated_at"#,
+            id,
+            source.name,
+            source.kind.as_str(),
+            source.config,
+            source.secret_ref,
+            source.enabled,
         )
-        .bind(id)
-        .bind(source.name)
-        .bind(source.kind.as_str())
-        .bind(Json(source.config))
-        .bind(source.secret_ref)
-        .bind(source.enabled)
         .fetch_one(&self.pool)
         .await?)
     }
 
     pub async fn get(&self, id: Uuid) -> StoreResult<SourceRecord> {
-        sqlx::query_as("SELECT * FROM sources WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or(StoreError::NotFound)
+        sqlx::query_as!(
+            SourceRecord,
+            r#"SELECT id, name, kind AS "kind: _", config, secret_ref, enabled, version, created_at, updated_at
+             FROM sources WHERE id = $1"#,
+            id,
+        )
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::NotFound)
     }
 
     /// Newest first, after the keyset `after`.
@@ -117,24 +78,28 @@ impl SourceStore {
         limit: i64,
     ) -> StoreResult<Vec<SourceRecord>> {
         let (at, id) = after.unzip();
-        Ok(sqlx::query_as(
-            "SELECT * FROM sources
+        Ok(sqlx::query_as!(
+            SourceRecord,
+            r#"SELECT id, name, kind AS "kind: _", config, secret_ref, enabled, version, created_at, updated_at
+             FROM sources
              WHERE $1::timestamptz IS NULL OR (created_at, id) < ($1, $2)
-             ORDER BY created_at DESC, id DESC LIMIT $3",
+             ORDER BY created_at DESC, id DESC LIMIT $3"#,
+            at,
+            id,
+            limit,
         )
-        .bind(at)
-        .bind(id)
-        .bind(limit)
         .fetch_all(&self.pool)
         .await?)
     }
 
     pub async fn enabled(&self) -> StoreResult<Vec<SourceRecord>> {
-        Ok(
-            sqlx::query_as("SELECT * FROM sources WHERE enabled ORDER BY id")
-                .fetch_all(&self.pool)
-                .await?,
+        Ok(sqlx::query_as!(
+            SourceRecord,
+            r#"SELECT id, name, kind AS "kind: _", config, secret_ref, enabled, version, created_at, updated_at
+             FROM sources WHERE enabled ORDER BY id"#
         )
+        .fetch_all(&self.pool)
+        .await?)
     }
 
     async fn check(&self, id: Uuid, expect: Expect) -> StoreResult<()> {
@@ -157,17 +122,19 @@ impl SourceStore {
             Expect::Version(v) => Some(v),
             _ => None,
         };
-        let updated: Option<SourceRecord> = sqlx::query_as(
-            "UPDATE sources SET name = $2, config = $3, secret_ref = $4, enabled = $5,
+        let updated = sqlx::query_as!(
+            SourceRecord,
+            r#"UPDATE sources SET name = $2, config = $3, secret_ref = $4, enabled = $5,
                  version = version + 1, updated_at = now()
-             WHERE id = $1 AND ($6::bigint IS NULL OR version = $6) RETURNING *",
+             WHERE id = $1 AND ($6::bigint IS NULL OR version = $6)
+             RETURNING id, name, kind AS "kind: _", config, secret_ref, enabled, version, created_at, updated_at"#,
+            id,
+            source.name,
+            source.config,
+            source.secret_ref,
+            source.enabled,
+            version,
         )
-        .bind(id)
-        .bind(source.name)
-        .bind(Json(source.config))
-        .bind(source.secret_ref)
-        .bind(source.enabled)
-        .bind(version)
         .fetch_optional(&self.pool)
         .await?;
         match updated {
@@ -181,11 +148,11 @@ impl SourceStore {
             Expect::Version(v) => Some(v),
             _ => None,
         };
-        let deleted = sqlx::query(
+        let deleted = sqlx::query!(
             "DELETE FROM sources WHERE id = $1 AND ($2::bigint IS NULL OR version = $2)",
+            id,
+            version,
         )
-        .bind(id)
-        .bind(version)
         .execute(&self.pool)
         .await?
         .rows_affected();
@@ -197,19 +164,20 @@ impl SourceStore {
     }
 
     pub async fn status(&self, id: Uuid) -> StoreResult<Option<StatusRecord>> {
-        Ok(sqlx::query_as(
+        Ok(sqlx::query_as!(
+            StatusRecord,
             "SELECT connected, pending, last_error, last_error_at, accepted, rejected, conflicts,
                  reported_by, reported_at
              FROM source_status WHERE source_id = $1",
+            id,
         )
-        .bind(id)
         .fetch_optional(&self.pool)
         .await?)
     }
 
     /// Adds a consumer's report; a source deleted meanwhile is ignored.
     pub async fn report(&self, id: Uuid, by: &str, report: &StatusReport) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO source_status AS s (source_id, connected, pending, last_error, last_error_at,
                  accepted, rejected, conflicts, reported_by, reported_at)
              SELECT $1, $2, $3, $4, CASE WHEN $4::text IS NULL THEN NULL ELSE now() END, $5, $6, $7, $8, now()
@@ -224,15 +192,15 @@ impl SourceStore {
                  conflicts = s.conflicts + EXCLUDED.conflicts,
                  reported_by = EXCLUDED.reported_by,
                  reported_at = now()",
+            id,
+            report.connected,
+            report.pending,
+            report.error.as_deref(),
+            report.accepted,
+            report.rejected,
+            report.conflicts,
+            by,
         )
-        .bind(id)
-        .bind(report.connected)
-        .bind(report.pending)
-        .bind(report.error.as_deref())
-        .bind(report.accepted)
-        .bind(report.rejected)
-        .bind(report.conflicts)
-        .bind(by)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -248,16 +216,16 @@ impl SourceStore {
         raw: &[u8],
         headers: &serde_json::Value,
     ) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO source_rejections (source_id, reason, detail, size, raw, headers)
              SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM sources WHERE id = $1)",
+            source_id,
+            reason.as_str(),
+            detail,
+            i32::try_from(size).unwrap_or(i32::MAX),
+            raw,
+            headers,
         )
-        .bind(source_id)
-        .bind(reason.as_str())
-        .bind(detail)
-        .bind(i32::try_from(size).unwrap_or(i32::MAX))
-        .bind(raw)
-        .bind(Json(headers))
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -270,14 +238,16 @@ impl SourceStore {
         after: Option<i64>,
         limit: i64,
     ) -> StoreResult<Vec<RejectionRecord>> {
-        Ok(sqlx::query_as(
-            "SELECT * FROM source_rejections
+        Ok(sqlx::query_as!(
+            RejectionRecord,
+            r#"SELECT id, source_id, received_at, reason AS "reason: _", detail, size, raw, headers
+             FROM source_rejections
              WHERE source_id = $1 AND ($2::bigint IS NULL OR id < $2)
-             ORDER BY id DESC LIMIT $3",
+             ORDER BY id DESC LIMIT $3"#,
+            source_id,
+            after,
+            limit,
         )
-        .bind(source_id)
-        .bind(after)
-        .bind(limit)
         .fetch_all(&self.pool)
         .await?)
     }
@@ -293,28 +263,29 @@ impl SourceStore {
         occurred_at: Option<DateTime<Utc>>,
         payload: &serde_json::Value,
     ) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO event_conflicts (event_id, source_id, differs, event_type, source, occurred_at, payload)
              VALUES ($1, (SELECT id FROM sources WHERE id = $2), $3, $4, $5, $6, $7)",
+            event_id,
+            source_id,
+            differs as _,
+            event_type,
+            source,
+            occurred_at,
+            payload,
         )
-        .bind(event_id)
-        .bind(source_id)
-        .bind(differs)
-        .bind(event_type)
-        .bind(source)
-        .bind(occurred_at)
-        .bind(Json(payload))
         .execute(&self.pool)
         .await?;
         Ok(())
     }
 
     pub async fn conflicts_of(&self, event_id: &str) -> StoreResult<Vec<ConflictRecord>> {
-        Ok(sqlx::query_as(
+        Ok(sqlx::query_as!(
+            ConflictRecord,
             "SELECT event_id, source_id, seen_at, differs, event_type, source, occurred_at, payload
              FROM event_conflicts WHERE event_id = $1 ORDER BY id",
+            event_id,
         )
-        .bind(event_id)
         .fetch_all(&self.pool)
         .await?)
     }

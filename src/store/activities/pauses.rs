@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{ActivityRow, ActivityStore, COLUMNS, lock_live, record_version};
+use super::{ActivityRow, ActivityStore, lock_live, record_version};
 use crate::domain::activity::Activity;
 use crate::store::StoreResult;
 
@@ -20,36 +20,40 @@ impl ActivityStore {
     ) -> StoreResult<(Activity, Option<DateTime<Utc>>)> {
         let mut tx = self.pool.begin().await?;
         let current = lock_live(&mut tx, id).await?;
-        let (since,): (Option<DateTime<Utc>>,) =
-            sqlx::query_as("SELECT paused_at FROM activities WHERE id = $1")
-                .bind(id)
-                .fetch_one(&mut *tx)
-                .await?;
+        let since = sqlx::query_scalar!("SELECT paused_at FROM activities WHERE id = $1", id)
+            .fetch_one(&mut *tx)
+            .await?;
         if current.paused == paused {
             return Ok((current, None));
         }
-        let row: ActivityRow = sqlx::query_as(&format!(
-            "UPDATE activities SET paused = $2, pause_note = $3, version = version + 1, updated_at = now(),
+        let row = sqlx::query_as!(
+            ActivityRow,
+            r#"UPDATE activities SET paused = $2, pause_note = $3, version = version + 1, updated_at = now(),
                  paused_at = CASE WHEN $2 THEN now() ELSE NULL END, sync_state = 'pending'
-             WHERE id = $1 RETURNING {COLUMNS}"
-        ))
-        .bind(id)
-        .bind(paused)
-        .bind(note)
+             WHERE id = $1
+             RETURNING id, version, definition AS "definition: _", paused, pause_note, created_at, updated_at,
+                 deleted_at, sync_state, last_synced_at, last_sync_error, synced_version,
+                 schedule_conflict_token"#,
+            id,
+            paused,
+            note,
+        )
         .fetch_one(&mut *tx)
         .await?;
         let activity: Activity = row.into();
         record_version(&mut tx, id, activity.version, &activity.definition).await?;
         if paused {
-            sqlx::query("INSERT INTO activity_pauses (activity_id, paused_at) VALUES ($1, now())")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        } else {
-            sqlx::query(
-                "UPDATE activity_pauses SET resumed_at = now() WHERE activity_id = $1 AND resumed_at IS NULL",
+            sqlx::query!(
+                "INSERT INTO activity_pauses (activity_id, paused_at) VALUES ($1, now())",
+                id,
             )
-            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        } else {
+            sqlx::query!(
+                "UPDATE activity_pauses SET resumed_at = now() WHERE activity_id = $1 AND resumed_at IS NULL",
+                id,
+            )
             .execute(&mut *tx)
             .await?;
         }
@@ -60,13 +64,13 @@ impl ActivityStore {
     /// Since when a live, paused activity has been paused; `None` when it
     /// is not paused.
     pub async fn paused_since(&self, id: Uuid) -> StoreResult<Option<DateTime<Utc>>> {
-        let row: Option<(Option<DateTime<Utc>>,)> = sqlx::query_as(
+        let row = sqlx::query_scalar!(
             "SELECT paused_at FROM activities WHERE id = $1 AND paused AND deleted_at IS NULL",
+            id,
         )
-        .bind(id)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.and_then(|(since,)| since))
+        Ok(row.flatten())
     }
 
     /// Every pause of an activity: (paused_at, resumed_at).
@@ -74,12 +78,16 @@ impl ActivityStore {
         &self,
         id: Uuid,
     ) -> StoreResult<Vec<(DateTime<Utc>, Option<DateTime<Utc>>)>> {
-        Ok(sqlx::query_as(
+        let rows = sqlx::query!(
             "SELECT paused_at, resumed_at FROM activity_pauses WHERE activity_id = $1 ORDER BY paused_at",
+            id,
         )
-        .bind(id)
         .fetch_all(&self.pool)
-        .await?)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.paused_at, r.resumed_at))
+            .collect())
     }
 
     /// Opens an outage period, unless one is open already.
@@ -88,12 +96,12 @@ impl ActivityStore {
         since: DateTime<Utc>,
         detected: DateTime<Utc>,
     ) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO temporal_outages (started_at, detected_at) VALUES ($1, $2)
              ON CONFLICT ((ended_at IS NULL)) WHERE ended_at IS NULL DO NOTHING",
+            since,
+            detected,
         )
-        .bind(since)
-        .bind(detected)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -101,10 +109,10 @@ impl ActivityStore {
 
     /// Closes the open outage period, if there is one.
     pub async fn end_temporal_outage(&self, at: DateTime<Utc>) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE temporal_outages SET ended_at = greatest($1, started_at) WHERE ended_at IS NULL",
+            at,
         )
-        .bind(at)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -116,13 +124,17 @@ impl ActivityStore {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> StoreResult<Vec<(DateTime<Utc>, DateTime<Utc>)>> {
-        Ok(sqlx::query_as(
-            "SELECT started_at, coalesce(ended_at, now()) FROM temporal_outages
-             WHERE started_at < $2 AND coalesce(ended_at, now()) > $1 ORDER BY started_at",
+        let rows = sqlx::query!(
+            r#"SELECT started_at, coalesce(ended_at, now()) AS "ended_at!" FROM temporal_outages
+             WHERE started_at < $2 AND coalesce(ended_at, now()) > $1 ORDER BY started_at"#,
+            from,
+            to,
         )
-        .bind(from)
-        .bind(to)
         .fetch_all(&self.pool)
-        .await?)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.started_at, r.ended_at))
+            .collect())
     }
 }

@@ -3,7 +3,7 @@
 
 use uuid::Uuid;
 
-use super::{ActivityRow, ActivityStore, COLUMNS};
+use super::{ActivityRow, ActivityStore};
 use crate::domain::activity::{Activity, SyncState};
 use crate::store::StoreResult;
 
@@ -19,7 +19,7 @@ impl ActivityStore {
         error: Option<&str>,
         conflict_token: Option<&[u8]>,
     ) -> StoreResult<bool> {
-        let result = sqlx::query(
+        let result = sqlx::query!(
             "UPDATE activities SET
                  sync_state = $3,
                  last_sync_error = $4,
@@ -27,12 +27,12 @@ impl ActivityStore {
                  synced_version = CASE WHEN $3 IN ('synced', 'not_applicable') THEN $2 ELSE synced_version END,
                  schedule_conflict_token = CASE WHEN $3 = 'synced' THEN $5 ELSE schedule_conflict_token END
              WHERE id = $1 AND version = $2",
+            id,
+            version,
+            state.as_str(),
+            error,
+            conflict_token,
         )
-        .bind(id)
-        .bind(version)
-        .bind(state.as_str())
-        .bind(error)
-        .bind(conflict_token)
         .execute(&self.pool)
         .await?;
         Ok(result.rows_affected() == 1)
@@ -42,13 +42,17 @@ impl ActivityStore {
     /// whose schedule may still exist. Those not in sync come first, then the
     /// synced ones by how long ago they were last checked.
     pub async fn reconcile_candidates(&self) -> StoreResult<Vec<Activity>> {
-        let rows: Vec<ActivityRow> = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM activities
+        let rows = sqlx::query_as!(
+            ActivityRow,
+            r#"SELECT id, version, definition AS "definition: _", paused, pause_note, created_at, updated_at,
+                 deleted_at, sync_state, last_synced_at, last_sync_error, synced_version,
+                 schedule_conflict_token
+             FROM activities
              WHERE deleted_at IS NULL OR sync_state <> 'not_applicable'
              ORDER BY (sync_state IN ('synced', 'not_applicable')
                        AND synced_version IS NOT DISTINCT FROM version),
-                      last_synced_at NULLS FIRST, id"
-        ))
+                      last_synced_at NULLS FIRST, id"#
+        )
         .fetch_all(&self.pool)
         .await?;
         Ok(rows.into_iter().map(Into::into).collect())

@@ -5,9 +5,7 @@ use sqlx::types::Json;
 use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
 
-use super::{
-    ActivityRow, ActivityStore, COLUMNS, CreateOutcome, Expect, lock_live, record_version,
-};
+use super::{ActivityRow, ActivityStore, CreateOutcome, Expect, lock_live, record_version};
 use crate::domain::activity::{Activity, ActivityDefinition, SyncState};
 use crate::domain::trigger::Trigger;
 use crate::store::{StoreError, StoreResult};
@@ -42,24 +40,25 @@ impl ActivityStore {
     ) -> StoreResult<CreateOutcome> {
         let mut tx = self.pool.begin().await?;
         if let Some((key, request_hash)) = idempotency {
-            let claimed: Option<(String,)> = sqlx::query_as(
+            let claimed = sqlx::query_scalar!(
                 "INSERT INTO idempotency_keys (scope, key, request_hash, resource_id)
                  VALUES ('create_activity', $1, $2, $3)
                  ON CONFLICT (scope, key) DO NOTHING RETURNING key",
+                key,
+                request_hash,
+                id,
             )
-            .bind(key)
-            .bind(request_hash)
-            .bind(id)
             .fetch_optional(&mut *tx)
             .await?;
             if claimed.is_none() {
-                let (seen_hash, resource_id): (String, Uuid) = sqlx::query_as(
+                let seen = sqlx::query!(
                     "SELECT request_hash, resource_id FROM idempotency_keys
                      WHERE scope = 'create_activity' AND key = $1",
+                    key,
                 )
-                .bind(key)
                 .fetch_one(&mut *tx)
                 .await?;
+                let (seen_hash, resource_id) = (seen.request_hash, seen.resource_id);
                 tx.rollback().await?;
                 if seen_hash != request_hash {
                     return Err(StoreError::Conflict(
@@ -90,10 +89,14 @@ impl ActivityStore {
         expect: Expect,
     ) -> StoreResult<(Activity, bool)> {
         let mut tx = self.pool.begin().await?;
-        let current: Option<ActivityRow> = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM activities WHERE id = $1 FOR UPDATE"
-        ))
-        .bind(id)
+        let current = sqlx::query_as!(
+            ActivityRow,
+            r#"SELECT id, version, definition AS "definition: _", paused, pause_note, created_at, updated_at,
+                 deleted_at, sync_state, last_synced_at, last_sync_error, synced_version,
+                 schedule_conflict_token
+               FROM activities WHERE id = $1 FOR UPDATE"#,
+            id,
+        )
         .fetch_optional(&mut *tx)
         .await?;
         let current: Option<Activity> = current.map(Into::into);
@@ -160,13 +163,17 @@ impl ActivityStore {
             } else {
                 SyncState::NotApplicable
             };
-        let row: ActivityRow = sqlx::query_as(&format!(
-            "UPDATE activities SET deleted_at = now(), updated_at = now(), version = version + 1,
+        let row = sqlx::query_as!(
+            ActivityRow,
+            r#"UPDATE activities SET deleted_at = now(), updated_at = now(), version = version + 1,
                  sync_state = $2
-             WHERE id = $1 RETURNING {COLUMNS}"
-        ))
-        .bind(id)
-        .bind(sync_state.as_str())
+             WHERE id = $1
+             RETURNING id, version, definition AS "definition: _", paused, pause_note, created_at, updated_at,
+                 deleted_at, sync_state, last_synced_at, last_sync_error, synced_version,
+                 schedule_conflict_token"#,
+            id,
+            sync_state.as_str(),
+        )
         .fetch_one(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -190,22 +197,25 @@ async fn insert(
     def: &ActivityDefinition,
     sync_state: SyncState,
 ) -> StoreResult<Activity> {
-    let row: ActivityRow = sqlx::query_as(&format!(
-        "INSERT INTO activities (id, version, definition, name, description, enabled, trigger_type,
+    let row = sqlx::query_as!(
+        ActivityRow,
+        r#"INSERT INTO activities (id, version, definition, name, description, enabled, trigger_type,
              labels, event_types, sync_state)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-         RETURNING {COLUMNS}"
-    ))
-    .bind(id)
-    .bind(version)
-    .bind(Json(def))
-    .bind(&def.name)
-    .bind(&def.description)
-    .bind(def.enabled)
-    .bind(def.trigger.trigger_type().as_str())
-    .bind(Json(&def.labels))
-    .bind(event_types(def))
-    .bind(sync_state.as_str())
+         RETURNING id, version, definition AS "definition: _", paused, pause_note, created_at, updated_at,
+             deleted_at, sync_state, last_synced_at, last_sync_error, synced_version,
+             schedule_conflict_token"#,
+        id,
+        version,
+        Json(def) as _,
+        def.name,
+        def.description,
+        def.enabled,
+        def.trigger.trigger_type().as_str(),
+        Json(&def.labels) as _,
+        &event_types(def),
+        sync_state.as_str(),
+    )
     .fetch_one(&mut **tx)
     .await?;
     record_version(tx, id, version, def).await?;
@@ -225,27 +235,31 @@ async fn update_definition(
         sync_state = SyncState::Pending;
     }
     let version = current.version + 1;
-    let row: ActivityRow = sqlx::query_as(&format!(
-        "UPDATE activities SET version = $2, definition = $3, name = $4, description = $5,
+    let row = sqlx::query_as!(
+        ActivityRow,
+        r#"UPDATE activities SET version = $2, definition = $3, name = $4, description = $5,
              enabled = $6, trigger_type = $7, labels = $8, event_types = $9, sync_state = $10,
              updated_at = now(),
              deleted_at = CASE WHEN $11 THEN NULL ELSE deleted_at END,
              created_at = CASE WHEN $11 THEN now() ELSE created_at END,
              paused = CASE WHEN $11 THEN false ELSE paused END,
              pause_note = CASE WHEN $11 THEN NULL ELSE pause_note END
-         WHERE id = $1 RETURNING {COLUMNS}"
-    ))
-    .bind(current.id)
-    .bind(version)
-    .bind(Json(def))
-    .bind(&def.name)
-    .bind(&def.description)
-    .bind(def.enabled)
-    .bind(def.trigger.trigger_type().as_str())
-    .bind(Json(&def.labels))
-    .bind(event_types(def))
-    .bind(sync_state.as_str())
-    .bind(revive)
+         WHERE id = $1
+         RETURNING id, version, definition AS "definition: _", paused, pause_note, created_at, updated_at,
+             deleted_at, sync_state, last_synced_at, last_sync_error, synced_version,
+             schedule_conflict_token"#,
+        current.id,
+        version,
+        Json(def) as _,
+        def.name,
+        def.description,
+        def.enabled,
+        def.trigger.trigger_type().as_str(),
+        Json(&def.labels) as _,
+        &event_types(def),
+        sync_state.as_str(),
+        revive,
+    )
     .fetch_one(&mut **tx)
     .await?;
     record_version(tx, current.id, version, def).await?;

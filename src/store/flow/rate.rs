@@ -36,23 +36,26 @@ impl FlowStore {
         owns_flow_fields: bool,
     ) -> StoreResult<Grant> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
-            .bind(RATE_LOCK_CLASS)
-            .bind(format!("{activity_id}/{key}"))
-            .execute(&mut *tx)
-            .await?;
-        let (now,): (chrono::DateTime<chrono::Utc>,) = sqlx::query_as("SELECT clock_timestamp()")
+        sqlx::query!(
+            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+            RATE_LOCK_CLASS,
+            format!("{activity_id}/{key}"),
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        let now = sqlx::query_scalar!(r#"SELECT clock_timestamp() AS "now!""#)
             .fetch_one(&mut *tx)
             .await?;
-        let run: Option<(String, bool)> = sqlx::query_as(
-            "SELECT r.status, EXISTS (SELECT 1 FROM flow_starts s
-                                       WHERE s.run_id = r.run_id AND s.attempt = r.attempt)
-               FROM activity_runs r WHERE r.run_id = $1 FOR UPDATE",
+        let run = sqlx::query!(
+            r#"SELECT r.status, EXISTS (SELECT 1 FROM flow_starts s
+                                         WHERE s.run_id = r.run_id AND s.attempt = r.attempt)
+                        AS "started!"
+               FROM activity_runs r WHERE r.run_id = $1 FOR UPDATE"#,
+            run_id,
         )
-        .bind(run_id)
         .fetch_optional(&mut *tx)
         .await?;
-        match run.as_ref().map(|(s, started)| (s.as_str(), *started)) {
+        match run.as_ref().map(|r| (r.status.as_str(), r.started)) {
             // Started before: a retried request, or together with a run
             // behind it in the queue.
             Some(("running", true)) => {
@@ -68,57 +71,58 @@ impl FlowStore {
                 return Ok(Grant::Ended);
             }
         }
-        let joined = sqlx::query(
+        let joined = sqlx::query!(
             "INSERT INTO flow_rate_waits (run_id, activity_id, flow_key, queued_at)
              VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO NOTHING",
+            run_id,
+            activity_id,
+            key,
+            now,
         )
-        .bind(run_id)
-        .bind(activity_id)
-        .bind(key)
-        .bind(now)
         .execute(&mut *tx)
         .await?;
         if joined.rows_affected() == 1 && owns_flow_fields {
-            sqlx::query("UPDATE activity_runs SET queued_at = $2, flow_key = $3 WHERE run_id = $1")
-                .bind(run_id)
-                .bind(now)
-                .bind(key)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query!(
+                "UPDATE activity_runs SET queued_at = $2, flow_key = $3 WHERE run_id = $1",
+                run_id,
+                now,
+                key,
+            )
+            .execute(&mut *tx)
+            .await?;
         }
         // Starts too old for any window of the current period (kept an hour
         // at least, so that a retried grant still finds its row).
-        sqlx::query(
+        sqlx::query!(
             "DELETE FROM flow_starts WHERE activity_id = $1 AND flow_key = $2
-                AND started_at <= $3 - greatest($4 * interval '1 millisecond', interval '1 hour')",
+                AND started_at <= $3::timestamptz - greatest($4 * interval '1 millisecond', interval '1 hour')",
+            activity_id,
+            key,
+            now,
+            period.num_milliseconds() as f64,
         )
-        .bind(activity_id)
-        .bind(key)
-        .bind(now)
-        .bind(period.num_milliseconds() as f64)
         .execute(&mut *tx)
         .await?;
-        let window: Vec<(chrono::DateTime<chrono::Utc>,)> = sqlx::query_as(
+        let window = sqlx::query_scalar!(
             "SELECT started_at FROM flow_starts
               WHERE activity_id = $1 AND flow_key = $2 AND started_at > $3
               ORDER BY started_at",
+            activity_id,
+            key,
+            now - period,
         )
-        .bind(activity_id)
-        .bind(key)
-        .bind(now - period)
         .fetch_all(&mut *tx)
         .await?;
-        let window: Vec<_> = window.into_iter().map(|w| w.0).collect();
         // The queue, head first, as far as this run.
-        let waiting: Vec<(Uuid,)> = sqlx::query_as(
+        let waiting = sqlx::query_scalar!(
             "SELECT run_id FROM flow_rate_waits
               WHERE activity_id = $1 AND flow_key = $2
                 AND seq <= (SELECT seq FROM flow_rate_waits WHERE run_id = $3)
               ORDER BY seq",
+            activity_id,
+            key,
+            run_id,
         )
-        .bind(activity_id)
-        .bind(key)
-        .bind(run_id)
         .fetch_all(&mut *tx)
         .await?;
         let ahead = waiting.len().saturating_sub(1).min(u32::MAX as usize) as u32;
@@ -133,28 +137,27 @@ impl FlowStore {
             RateAdmission::Start => {
                 // This run and those ahead of it start now, in queue order
                 // (whose workflows find themselves started when they ask next).
-                for (waiting_run,) in &waiting {
-                    sqlx::query(
+                for waiting_run in &waiting {
+                    sqlx::query!(
                         "INSERT INTO flow_starts (run_id, attempt, activity_id, flow_key, started_at)
                          SELECT run_id, attempt, $2, $3, $4 FROM activity_runs WHERE run_id = $1
                          ON CONFLICT DO NOTHING",
+                        waiting_run,
+                        activity_id,
+                        key,
+                        now,
                     )
-                    .bind(waiting_run)
-                    .bind(activity_id)
-                    .bind(key)
-                    .bind(now)
                     .execute(&mut *tx)
                     .await?;
-                    sqlx::query("DELETE FROM flow_rate_waits WHERE run_id = $1")
-                        .bind(waiting_run)
+                    sqlx::query!("DELETE FROM flow_rate_waits WHERE run_id = $1", waiting_run)
                         .execute(&mut *tx)
                         .await?;
-                    sqlx::query(
+                    sqlx::query!(
                         "UPDATE activity_runs SET status = 'running', started_at = $2
                          WHERE run_id = $1 AND status = 'queued'",
+                        waiting_run,
+                        now,
                     )
-                    .bind(waiting_run)
-                    .bind(now)
                     .execute(&mut *tx)
                     .await?;
                 }
@@ -178,8 +181,8 @@ impl FlowStore {
     /// a day): a key's own grants prune its rows, this pass those of keys
     /// that stopped getting runs. Returns how many it deleted.
     pub async fn prune_starts(&self) -> StoreResult<u64> {
-        let done = sqlx::query(
-            "DELETE FROM flow_starts WHERE started_at < now() - interval '1 day' - interval '1 hour'",
+        let done = sqlx::query!(
+            "DELETE FROM flow_starts WHERE started_at < now() - interval '1 day' - interval '1 hour'"
         )
         .execute(&self.pool)
         .await?;

@@ -15,14 +15,14 @@ impl RunStore {
         activity_id: Uuid,
         scheduled_for: DateTime<Utc>,
     ) -> StoreResult<Option<Option<DateTime<Utc>>>> {
-        let row: Option<(Option<DateTime<Utc>>,)> = sqlx::query_as(
+        let row = sqlx::query_scalar!(
             "SELECT window_start FROM backfill_requests WHERE activity_id = $1 AND scheduled_for = $2",
+            activity_id,
+            scheduled_for,
         )
-        .bind(activity_id)
-        .bind(scheduled_for)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.map(|(window_start,)| window_start))
+        Ok(row)
     }
 
     /// Records times asked for explicitly, to be handed to Temporal. Asking
@@ -34,14 +34,14 @@ impl RunStore {
         activity_id: Uuid,
         times: &[DateTime<Utc>],
     ) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO backfill_requests (activity_id, scheduled_for)
              SELECT $1, t FROM unnest($2::timestamptz[]) AS t
              ON CONFLICT (activity_id, scheduled_for)
              DO UPDATE SET requested_at = now(), dispatched_at = NULL",
+            activity_id,
+            times,
         )
-        .bind(activity_id)
-        .bind(times)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -55,12 +55,12 @@ impl RunStore {
         activity_id: Uuid,
         times: &[DateTime<Utc>],
     ) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO backfill_requests (activity_id, scheduled_for, dispatched_at)
              SELECT $1, t, now() FROM unnest($2::timestamptz[]) AS t ON CONFLICT DO NOTHING",
+            activity_id,
+            times,
         )
-        .bind(activity_id)
-        .bind(times)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -72,12 +72,12 @@ impl RunStore {
         activity_id: Uuid,
         times: &[DateTime<Utc>],
     ) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE backfill_requests SET dispatched_at = now()
              WHERE activity_id = $1 AND scheduled_for = ANY($2) AND dispatched_at IS NULL",
+            activity_id,
+            times,
         )
-        .bind(activity_id)
-        .bind(times)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -91,19 +91,19 @@ impl RunStore {
         &self,
         older_than: std::time::Duration,
     ) -> StoreResult<Vec<(Uuid, Vec<DateTime<Utc>>)>> {
-        let rows: Vec<(Uuid, Vec<DateTime<Utc>>)> = sqlx::query_as(
-            "SELECT b.activity_id, array_agg(b.scheduled_for ORDER BY b.scheduled_for)
+        let rows = sqlx::query!(
+            r#"SELECT b.activity_id, array_agg(b.scheduled_for ORDER BY b.scheduled_for) AS "times!"
              FROM backfill_requests b JOIN activities a ON a.id = b.activity_id
              WHERE b.dispatched_at IS NULL AND a.deleted_at IS NULL
                AND b.requested_at < now() - make_interval(secs => $1)
                AND NOT EXISTS (SELECT 1 FROM activity_runs r
                                WHERE r.activity_id = b.activity_id AND r.scheduled_for = b.scheduled_for
                                  AND r.status <> 'skipped')
-             GROUP BY b.activity_id",
+             GROUP BY b.activity_id"#,
+            older_than.as_secs_f64(),
         )
-        .bind(older_than.as_secs_f64())
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows)
+        Ok(rows.into_iter().map(|r| (r.activity_id, r.times)).collect())
     }
 }

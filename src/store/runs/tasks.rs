@@ -1,7 +1,6 @@
 //! `task_instances`: a run's tasks as they start, retry, end or are
 //! cancelled with their run.
 
-use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::{NewTask, RunStore};
@@ -23,7 +22,7 @@ impl RunStore {
         index: i32,
         name: Option<&str>,
     ) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO task_instances (id, run_id, workflow_id, task_type, task_index, name, status,
                  started_at, run_attempt)
              VALUES ($1, $2, $3, $4, $5, $6, 'running', now(),
@@ -39,13 +38,13 @@ impl RunStore {
                          'error', task_instances.error))
              WHERE task_instances.status IN ('failed', 'cancelled')
                AND task_instances.run_attempt < EXCLUDED.run_attempt",
+            id,
+            run_id,
+            workflow_id,
+            task_type,
+            index,
+            name,
         )
-        .bind(id)
-        .bind(run_id)
-        .bind(workflow_id)
-        .bind(task_type)
-        .bind(index)
-        .bind(name)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -53,11 +52,13 @@ impl RunStore {
 
     /// Records that attempt `attempt` of a task's work began.
     pub async fn record_attempt(&self, id: Uuid, attempt: i32) -> StoreResult<()> {
-        sqlx::query("UPDATE task_instances SET attempts = GREATEST(attempts, $2) WHERE id = $1")
-            .bind(id)
-            .bind(attempt)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query!(
+            "UPDATE task_instances SET attempts = GREATEST(attempts, $2) WHERE id = $1",
+            id,
+            attempt,
+        )
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 
@@ -69,16 +70,16 @@ impl RunStore {
         output: Option<&serde_json::Value>,
         error: Option<&str>,
     ) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE task_instances SET status = $2, attempts = GREATEST(attempts, $3), output = $4,
                  error = $5, finished_at = now()
              WHERE id = $1 AND status = 'running'",
+            id,
+            status.as_str(),
+            attempts,
+            output,
+            error,
         )
-        .bind(id)
-        .bind(status.as_str())
-        .bind(attempts)
-        .bind(output.map(Json))
-        .bind(error)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -88,27 +89,27 @@ impl RunStore {
     /// `running`) and those it never started (inserted as `cancelled`).
     pub async fn cancel_tasks(&self, run_id: Uuid, unstarted: &[NewTask]) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query(
+        sqlx::query!(
             "UPDATE task_instances SET status = 'cancelled', finished_at = now()
              WHERE run_id = $1 AND status = 'running'",
+            run_id,
         )
-        .bind(run_id)
         .execute(&mut *tx)
         .await?;
         for task in unstarted {
-            sqlx::query(
+            sqlx::query!(
                 "INSERT INTO task_instances (id, run_id, workflow_id, task_type, task_index, name, status,
                      finished_at, run_attempt)
                  VALUES ($1, $2, $3, $4, $5, $6, 'cancelled', now(),
                      COALESCE((SELECT attempt FROM activity_runs WHERE run_id = $2), 1))
                  ON CONFLICT (id) DO NOTHING",
+                task.id,
+                run_id,
+                task.workflow_id,
+                task.task_type,
+                task.index,
+                task.name.as_deref(),
             )
-            .bind(task.id)
-            .bind(run_id)
-            .bind(&task.workflow_id)
-            .bind(&task.task_type)
-            .bind(task.index)
-            .bind(task.name.as_deref())
             .execute(&mut *tx)
             .await?;
         }
@@ -118,12 +119,11 @@ impl RunStore {
 
     /// The workflow IDs of a run's tasks that are running.
     pub async fn running_task_workflows(&self, run_id: Uuid) -> StoreResult<Vec<String>> {
-        let rows: Vec<(String,)> = sqlx::query_as(
+        Ok(sqlx::query_scalar!(
             "SELECT workflow_id FROM task_instances WHERE run_id = $1 AND status = 'running'",
+            run_id,
         )
-        .bind(run_id)
         .fetch_all(&self.pool)
-        .await?;
-        Ok(rows.into_iter().map(|r| r.0).collect())
+        .await?)
     }
 }
