@@ -104,13 +104,16 @@ pub async fn preview_schedule(
     JsonBody(request): JsonBody<PreviewRequest>,
 ) -> ApiResult<Json<PreviewResponse>> {
     let mut errors = Vec::new();
-    let count = request.count.or(query.count).unwrap_or(DEFAULT_COUNT);
-    if !(1..=MAX_COUNT as i64).contains(&count) {
-        errors.push(FieldError::new(
-            "count",
-            format!("must be between 1 and {MAX_COUNT}, got {count}"),
-        ));
+    // The body's count wins over the query's, but each given is checked.
+    for given in [request.count, query.count].into_iter().flatten() {
+        if !(1..=MAX_COUNT as i64).contains(&given) {
+            errors.push(FieldError::new(
+                "count",
+                format!("must be between 1 and {MAX_COUNT}, got {given}"),
+            ));
+        }
     }
+    let count = request.count.or(query.count).unwrap_or(DEFAULT_COUNT);
     let around = request.around.as_deref().and_then(|text| {
         DateTime::parse_from_rfc3339(text)
             .map(|t| t.with_timezone(&Utc))
