@@ -7,6 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::extract::{ApiQuery, JsonBody};
 use super::trigger_model::{TriggerBody, parse_trigger_body};
+use super::trigger_schema::ScheduledTriggerBody;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
 use crate::domain::FieldError;
@@ -20,6 +21,7 @@ const DEFAULT_COUNT: i64 = 10;
 pub struct PreviewRequest {
     /// A `cron` or `interval` trigger, as in an activity; validated the same
     /// way (errors name `trigger.cron`, `trigger.dst.repeated`, ...).
+    #[schema(value_type = ScheduledTriggerBody)]
     pub trigger: TriggerBody,
     /// How many times in each list: 1 to 1000, default 10 (or the `count`
     /// query parameter).
