@@ -19,6 +19,7 @@ use crate::domain::activity::{Activity, ActivityDefinition, SyncState, TaskSpec}
 use crate::domain::ids;
 
 mod task;
+mod task_schema;
 
 pub use task::TaskBody;
 use task::parse_task;

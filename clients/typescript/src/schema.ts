@@ -1508,6 +1508,38 @@ export interface components {
              */
             type: "event";
         };
+        /**
+         * @description An activity of type `task_type`, run by another service's worker on
+         *     `config.task_queue`.
+         */
+        ExternalTask: {
+            config: components["schemas"]["ExternalTaskConfig"];
+            name?: string | null;
+            retry?: null | components["schemas"]["RetryBody"];
+            /**
+             * @description The activity type: 1 to 100 of letters, digits and `_ - .`, other
+             *     than `noop` and `webhook`.
+             * @example send_report
+             */
+            task_type: string;
+            /**
+             * @description How long one attempt may take (the activity's start-to-close
+             *     timeout), ISO-8601, `PT1S` to `PT24H` (`P1D`), default `PT5M`.
+             * @example PT5M
+             */
+            timeout?: string | null;
+        };
+        /** @description The task queue; every other setting is handed to the activity. */
+        ExternalTaskConfig: {
+            /**
+             * @description The task queue whose worker implements this task type, 1 to 200
+             *     characters, not blank.
+             * @example reports
+             */
+            task_queue: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description One problem with one field of a request, named by its JSON path. */
         FieldError: {
             /** @description JSON path of the offending field, e.g. `trigger.cron` or `tasks[1].config.url`. */
@@ -1746,6 +1778,17 @@ export interface components {
             scheduled_for: string;
             /** @description `workflow_id` the time runs (or would run) under. */
             workflow_id: string;
+        };
+        /** @description A task that does nothing: it succeeds at once. */
+        NoopTask: {
+            /** @description Ignored. */
+            config?: Record<string, unknown>;
+            name?: string | null;
+            /**
+             * @description The type of a noop task.
+             * @enum {string}
+             */
+            task_type: "noop";
         };
         /**
          * @description The kinds of notification. Their names carry a dot, so this is not a
@@ -2499,33 +2542,11 @@ export interface components {
             started_at?: string | null;
             status: components["schemas"]["TaskStatus"];
         };
-        /** @description One task of each run. */
-        TaskBody: {
-            /**
-             * @description Type-specific settings. `webhook`: `url` (required), `secret_ref`
-             *     (name of a worker environment variable holding the HMAC secret),
-             *     `timeout` (the older place for the task's `timeout`; set one of the
-             *     two). Other types: `task_queue` (required), the rest is passed to the
-             *     activity. `noop` ignores its config.
-             */
-            config?: Record<string, unknown>;
-            name?: string | null;
-            retry?: null | components["schemas"]["RetryBody"];
-            /**
-             * @description `noop`, `webhook`, or the name of an activity type implemented by a
-             *     worker on `config.task_queue`.
-             * @example webhook
-             */
-            task_type: string;
-            /**
-             * @description How long one attempt may take, ISO-8601. `webhook`: `PT1S` to `PT5M`,
-             *     default `PT10S` (the HTTP request's timeout). Other types: `PT1S` to
-             *     `PT24H` (`P1D`), default `PT5M` (the activity's start-to-close timeout).
-             *     Not for `noop`.
-             * @example PT10S
-             */
-            timeout?: string | null;
-        };
+        /**
+         * @description One task of each run: `noop`, `webhook`, or an activity type
+         *     implemented by a worker on `config.task_queue`.
+         */
+        TaskBody: components["schemas"]["NoopTask"] | components["schemas"]["WebhookTask"] | components["schemas"]["ExternalTask"];
         /** @description One task of a run. */
         TaskInstanceResponse: {
             /** Format: int32 */
@@ -2626,6 +2647,45 @@ export interface components {
             run_id: string;
             /** @description `activity-{id}:manual-{key}` */
             workflow_id: string;
+        };
+        /**
+         * @description `POST {run, task, context}` to `config.url`, signed with the secret
+         *     `config.secret_ref` names.
+         */
+        WebhookTask: {
+            config: components["schemas"]["WebhookTaskConfig"];
+            name?: string | null;
+            retry?: null | components["schemas"]["RetryBody"];
+            /**
+             * @description The type of a webhook task.
+             * @enum {string}
+             */
+            task_type: "webhook";
+            /**
+             * @description How long one attempt may take (the HTTP request's timeout),
+             *     ISO-8601, `PT1S` to `PT5M`, default `PT10S`.
+             * @example PT10S
+             */
+            timeout?: string | null;
+        };
+        /** @description A webhook task's settings. */
+        WebhookTaskConfig: {
+            /**
+             * @description Name of a worker environment variable holding the HMAC secret.
+             * @example ACP_WEBHOOK_SECRET
+             */
+            secret_ref?: string | null;
+            /**
+             * @description The older place for the task's `timeout`; set one of the two. (No
+             *     example: an example request holding both would be refused.)
+             */
+            timeout?: string | null;
+            /**
+             * Format: uri
+             * @description Absolute http(s) URL with a host.
+             * @example https://hooks.example.com/acp
+             */
+            url: string;
         };
     };
     responses: never;

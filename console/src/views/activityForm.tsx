@@ -126,7 +126,8 @@ function requestOf(f: FormState, base?: Activity): Req {
             throw new Error(`Task ${i + 1}: the configuration is not JSON.`);
         }
         if (r.task_type === "webhook") cfg["url"] = r.url;
-        return { ...(r.original ?? {}), task_type: r.task_type, name: r.name || null, config: cfg };
+        // What was typed goes as it is: the API names what is wrong with it.
+        return { ...(r.original ?? {}), task_type: r.task_type, name: r.name || null, config: cfg } as Task;
     });
     const req: Req = {
         name: f.name,
