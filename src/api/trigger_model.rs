@@ -74,38 +74,9 @@ pub struct TriggerBody {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_only"
+        deserialize_with = "super::field_errors::object_only"
     )]
     pub dst: Option<DstBody>,
-}
-
-/// `dst` as an object (or null): serde reads a struct from an array too
-/// (`[null, null]` would be the default policy), which the document does
-/// not allow. Errors inside the object keep their paths.
-fn object_only<'de, D>(deserializer: D) -> Result<Option<DstBody>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-{
-    struct Dst;
-    impl<'de> serde::de::Visitor<'de> for Dst {
-        type Value = Option<DstBody>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a DST policy object or null")
-        }
-        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_some<D2: serde::Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
-            d.deserialize_map(Dst)
-        }
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-            DstBody::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Some)
-        }
-    }
-    deserializer.deserialize_option(Dst)
 }
 
 impl utoipa::PartialSchema for TriggerBody {
