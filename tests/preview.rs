@@ -235,6 +235,31 @@ async fn preview_answers_around_an_instant_and_refuses_what_a_create_refuses(poo
             .unwrap_or_default();
         assert!(fields.contains(&field), "{request}: {problem}");
     }
+    // A count out of range in the query is refused even when the body has one.
+    let (status, problem) = json(
+        app.post(
+            "/v1/schedules/preview?count=0",
+            &json!({"trigger": {"type": "interval", "every": "PT1M"}, "count": 1}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 422, "{problem}");
+    assert_eq!(problem["errors"][0]["field"], "count", "{problem}");
+    // `dst` is an object: an array is refused (serde would read a struct
+    // from one), and an unknown field in it is named.
+    for (dst, field) in [
+        (json!([null, null]), "trigger.dst"),
+        (json!({"often": true}), "trigger.dst.often"),
+    ] {
+        let request = json!({"trigger": {"type": "cron", "cron": "0 * * * *", "dst": dst}});
+        let (status, problem) = json(app.post("/v1/schedules/preview", &request).await).await;
+        assert_eq!(status, 400, "{request} -> {problem}");
+        assert_eq!(
+            problem["errors"][0]["field"], field,
+            "{request} -> {problem}"
+        );
+    }
     // A create refuses a DST policy on an interval trigger the same way.
     let (status, problem) = json(
         app.post(

@@ -160,13 +160,22 @@ export function triggerWords(t: Trigger): string {
     return parts.join("; ");
 }
 
+/** A `cron` or `interval` trigger: one with misfire fields and times. */
+export type ScheduledTrigger = Exclude<Trigger, { type: "event" }>;
+
+/** The trigger when it is scheduled; an event trigger has no misfire fields. */
+export function scheduledOf(t: Trigger): ScheduledTrigger | undefined {
+    return t.type === "event" ? undefined : t;
+}
+
 /** The words for what the misfire policy does on resume. */
 export function policyOnResume(t: Trigger): string {
-    switch (t.misfire_policy ?? "skip") {
+    const s = scheduledOf(t);
+    switch (s?.misfire_policy ?? "skip") {
         case "skip":
             return "Misfire policy skip: the times missed while paused do not run; the schedule continues from now.";
         case "catchup":
-            return `Misfire policy catchup: the most recent ${t.catchup_limit ?? 10} missed times run (backfilled), older ones are skipped.`;
+            return `Misfire policy catchup: the most recent ${s?.catchup_limit ?? 10} missed times run (backfilled), older ones are skipped.`;
         case "compress":
             return "Misfire policy compress: one run for the latest missed time, its window reaching back to where the last covered window ended.";
     }

@@ -19,6 +19,7 @@ use crate::domain::activity::{Activity, ActivityDefinition, SyncState, TaskSpec}
 use crate::domain::ids;
 
 mod task;
+mod task_schema;
 
 pub use task::TaskBody;
 use task::parse_task;
@@ -55,7 +56,11 @@ pub struct ActivityRequest {
     #[schema(deprecated, example = "skip", min_length = 1, max_length = 100)]
     pub dedupe_key_strategy: Option<String>,
     /// Expectations whose breach opens an alert.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::field_errors::object_only"
+    )]
     pub alerts: Option<AlertsBody>,
     /// Where run and alert notifications of this activity go, at most 10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,7 +72,11 @@ pub struct ActivityRequest {
     #[schema(example = "PT30M")]
     pub run_timeout: Option<String>,
     /// Flow control: how many runs may run at once, per key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::field_errors::object_only"
+    )]
     pub flow: Option<FlowBody>,
 }
 

@@ -35,6 +35,7 @@ pub mod stats;
 pub mod stream;
 pub mod subscriptions;
 pub mod trigger_model;
+mod trigger_schema;
 
 use std::sync::Arc;
 

@@ -7,6 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::extract::{ApiQuery, JsonBody};
 use super::trigger_model::{TriggerBody, parse_trigger_body};
+use super::trigger_schema::ScheduledTriggerBody;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
 use crate::domain::FieldError;
@@ -20,6 +21,7 @@ const DEFAULT_COUNT: i64 = 10;
 pub struct PreviewRequest {
     /// A `cron` or `interval` trigger, as in an activity; validated the same
     /// way (errors name `trigger.cron`, `trigger.dst.repeated`, ...).
+    #[schema(value_type = ScheduledTriggerBody)]
     pub trigger: TriggerBody,
     /// How many times in each list: 1 to 1000, default 10 (or the `count`
     /// query parameter).
@@ -104,13 +106,16 @@ pub async fn preview_schedule(
     JsonBody(request): JsonBody<PreviewRequest>,
 ) -> ApiResult<Json<PreviewResponse>> {
     let mut errors = Vec::new();
-    let count = request.count.or(query.count).unwrap_or(DEFAULT_COUNT);
-    if !(1..=MAX_COUNT as i64).contains(&count) {
-        errors.push(FieldError::new(
-            "count",
-            format!("must be between 1 and {MAX_COUNT}, got {count}"),
-        ));
+    // The body's count wins over the query's, but each given is checked.
+    for given in [request.count, query.count].into_iter().flatten() {
+        if !(1..=MAX_COUNT as i64).contains(&given) {
+            errors.push(FieldError::new(
+                "count",
+                format!("must be between 1 and {MAX_COUNT}, got {given}"),
+            ));
+        }
     }
+    let count = request.count.or(query.count).unwrap_or(DEFAULT_COUNT);
     let around = request.around.as_deref().and_then(|text| {
         DateTime::parse_from_rfc3339(text)
             .map(|t| t.with_timezone(&Utc))

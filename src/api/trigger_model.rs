@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::field_errors::Errors;
+use super::trigger_schema::TriggerBodyDoc;
 use crate::domain::FieldError;
 use crate::domain::calendar::{DstPolicy, Repeated, Skipped};
 use crate::domain::duration::IsoDuration;
@@ -26,8 +27,9 @@ pub enum TriggerKind {
 
 /// When the activity runs. `cron` takes `cron` and `timezone`; `interval`
 /// takes `every`; both take the misfire fields. `event` takes `event_types`
-/// only.
-#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+/// only. Its schema in the document is [`TriggerBodyDoc`]'s: one per type,
+/// each with its own fields.
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TriggerBody {
     #[serde(rename = "type")]
@@ -38,59 +40,60 @@ pub struct TriggerBody {
     /// @daily @midnight @hourly`. A range must not run backwards, the days
     /// must exist in some month, and the whole is at most 200 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(
-        example = "0 * * * *",
-        pattern = r"^(?:@(?:yearly|annually|monthly|weekly|daily|midnight|hourly)|(?:\*|(?:[0-5]?[0-9])(?:-(?:[0-5]?[0-9]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:[0-5]?[0-9])(?:-(?:[0-5]?[0-9]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +(?:\*|(?:[01]?[0-9]|2[0-3])(?:-(?:[01]?[0-9]|2[0-3]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:[01]?[0-9]|2[0-3])(?:-(?:[01]?[0-9]|2[0-3]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +(?:\*|(?:0?[1-9]|[12][0-9]|3[01])(?:-(?:0?[1-9]|[12][0-9]|3[01]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[1-9]|[12][0-9]|3[01])(?:-(?:0?[1-9]|[12][0-9]|3[01]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +(?:\*|(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc])(?:-(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc])(?:-(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +(?:\*|(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt])(?:-(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt])(?:-(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)*)$"
-    )]
     pub cron: Option<String>,
     /// IANA time zone of the cron expression (`cron` only). Default `UTC`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(example = "Europe/Berlin", pattern = r"^[A-Za-z0-9_+/-]{1,64}$")]
     pub timezone: Option<String>,
     /// ISO-8601 duration between runs, at least `PT1S` (`interval` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(
-        example = "PT30S",
-        pattern = r"^P(?:[0-9]+D)?(?:T(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:[.,][0-9]+)?S)?)?$"
-    )]
     pub every: Option<String>,
     /// Event types the activity subscribes to (`event` only), 1 to 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(min_items = 1, max_items = 100, inline, value_type = Option<Vec<EventTypeName>>)]
     pub event_types: Option<Vec<String>>,
     /// `skip` (default), `catchup` or `compress`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(example = "catchup", value_type = Option<MisfirePolicy>)]
     pub misfire_policy: Option<String>,
     /// How many missed fires `catchup` replays: 1 to 1000, default 10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(minimum = 1, maximum = 1000)]
     pub catchup_limit: Option<i64>,
     /// How late a fire may run under `skip`. ISO-8601, default `PT60S`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(
-        pattern = r"^P(?:[0-9]+D)?(?:T(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:[.,][0-9]+)?S)?)?$"
-    )]
     pub misfire_grace: Option<String>,
     /// No fires before this instant (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(format = DateTime)]
     pub start_at: Option<String>,
     /// No fires after this instant (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(format = DateTime)]
     pub end_at: Option<String>,
     /// Random delay added to each fire, ISO-8601.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(
-        pattern = r"^P(?:[0-9]+D)?(?:T(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:[.,][0-9]+)?S)?)?$"
-    )]
     pub jitter: Option<String>,
     /// What a daylight-saving change does to the cron expression's times
     /// (`cron` only). Default `{"repeated": "first", "skipped": "shift"}`:
     /// a daily job runs exactly once on every calendar day.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::field_errors::object_only"
+    )]
     pub dst: Option<DstBody>,
+}
+
+impl utoipa::PartialSchema for TriggerBody {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        TriggerBodyDoc::schema()
+    }
+}
+
+impl ToSchema for TriggerBody {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        TriggerBodyDoc::schemas(schemas);
+    }
 }
 
 /// A cron trigger's daylight-saving policy; left-out fields keep their

@@ -99,6 +99,9 @@ async fn bad_activity_bodies_name_their_field(pool: PgPool) {
             "trigger.every",
         ),
         (with("/trigger/bogus", Some(json!(1))), 400, "trigger.bogus"),
+        // Objects are objects: serde would read a struct from an array.
+        (with("/flow", Some(json!([null, null]))), 400, "flow"),
+        (with("/alerts", Some(json!([null]))), 400, "alerts"),
         (
             with("/trigger", Some(json!({"type": "event"}))),
             422,

@@ -1235,6 +1235,57 @@ export interface components {
             /** @description `Authorization: Bearer <token>`. */
             token: string;
         };
+        /** @description Runs at the times of a cron expression in a time zone. */
+        CronTrigger: {
+            /**
+             * Format: int64
+             * @description How many missed fires `catchup` replays: 1 to 1000, default 10.
+             */
+            catchup_limit?: number | null;
+            /**
+             * @description Five-field cron expression: minute hour day-of-month month
+             *     day-of-week (numbers, `*`, ranges `a-b`, steps `/n`, lists, month and
+             *     day names) or one of `@yearly @annually @monthly @weekly @daily
+             *     @midnight @hourly`. A range must not run backwards, the days must
+             *     exist in some month, and the whole is at most 200 characters.
+             * @example 0 * * * *
+             */
+            cron: string;
+            dst?: null | components["schemas"]["DstBody"];
+            /**
+             * Format: date-time
+             * @description No fires after this instant (RFC 3339); after `start_at`.
+             * @example 2036-01-01T00:00:00Z
+             */
+            end_at?: string | null;
+            /**
+             * @description Random delay added to each fire, ISO-8601.
+             * @example PT10S
+             */
+            jitter?: string | null;
+            /**
+             * @description How late a fire may run under `skip`. ISO-8601, default `PT60S`.
+             * @example PT60S
+             */
+            misfire_grace?: string | null;
+            misfire_policy?: null | components["schemas"]["MisfirePolicy"];
+            /**
+             * Format: date-time
+             * @description No fires before this instant (RFC 3339).
+             * @example 2026-01-01T00:00:00Z
+             */
+            start_at?: string | null;
+            /**
+             * @description IANA time zone of the cron expression. Default `UTC`.
+             * @example Europe/Berlin
+             */
+            timezone?: string | null;
+            /**
+             * @description The type of a cron trigger.
+             * @enum {string}
+             */
+            type: "cron";
+        };
         /**
          * @description A burst of events of one `key`, each within `period` of the one before,
          *     becomes one run of the burst's last event, started `period` after it; its
@@ -1447,6 +1498,48 @@ export interface components {
             received_at: string;
             source: string;
         };
+        /** @description Runs once per accepted event of one of `event_types`. */
+        EventTrigger: {
+            /** @description Event types the activity subscribes to, 1 to 100. */
+            event_types: string[];
+            /**
+             * @description The type of an event trigger.
+             * @enum {string}
+             */
+            type: "event";
+        };
+        /**
+         * @description An activity of type `task_type`, run by another service's worker on
+         *     `config.task_queue`.
+         */
+        ExternalTask: {
+            config: components["schemas"]["ExternalTaskConfig"];
+            name?: string | null;
+            retry?: null | components["schemas"]["RetryBody"];
+            /**
+             * @description The activity type: 1 to 100 of letters, digits and `_ - .`, other
+             *     than `noop` and `webhook`.
+             * @example send_report
+             */
+            task_type: string;
+            /**
+             * @description How long one attempt may take (the activity's start-to-close
+             *     timeout), ISO-8601, `PT1S` to `PT24H` (`P1D`), default `PT5M`.
+             * @example PT5M
+             */
+            timeout?: string | null;
+        };
+        /** @description The task queue; every other setting is handed to the activity. */
+        ExternalTaskConfig: {
+            /**
+             * @description The task queue whose worker implements this task type, 1 to 200
+             *     characters, not blank.
+             * @example reports
+             */
+            task_queue: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description One problem with one field of a request, named by its JSON path. */
         FieldError: {
             /** @description JSON path of the offending field, e.g. `trigger.cron` or `tasks[1].config.url`. */
@@ -1486,6 +1579,47 @@ export interface components {
             dispatches: components["schemas"]["DispatchResponse"][];
             event_id: string;
             event_id_origin: components["schemas"]["EventIdOrigin"];
+        };
+        /** @description Runs every `every`, from when the schedule is created. */
+        IntervalTrigger: {
+            /**
+             * Format: int64
+             * @description How many missed fires `catchup` replays: 1 to 1000, default 10.
+             */
+            catchup_limit?: number | null;
+            /**
+             * Format: date-time
+             * @description No fires after this instant (RFC 3339); after `start_at`.
+             * @example 2036-01-01T00:00:00Z
+             */
+            end_at?: string | null;
+            /**
+             * @description ISO-8601 duration between runs, a whole number of seconds, at least `PT1S`.
+             * @example PT30S
+             */
+            every: string;
+            /**
+             * @description Random delay added to each fire, ISO-8601.
+             * @example PT10S
+             */
+            jitter?: string | null;
+            /**
+             * @description How late a fire may run under `skip`. ISO-8601, default `PT60S`.
+             * @example PT60S
+             */
+            misfire_grace?: string | null;
+            misfire_policy?: null | components["schemas"]["MisfirePolicy"];
+            /**
+             * Format: date-time
+             * @description No fires before this instant (RFC 3339).
+             * @example 2026-01-01T00:00:00Z
+             */
+            start_at?: string | null;
+            /**
+             * @description The type of an interval trigger.
+             * @enum {string}
+             */
+            type: "interval";
         };
         KeyList: {
             items: components["schemas"]["KeyResponse"][];
@@ -1645,6 +1779,17 @@ export interface components {
             /** @description `workflow_id` the time runs (or would run) under. */
             workflow_id: string;
         };
+        /** @description A task that does nothing: it succeeds at once. */
+        NoopTask: {
+            /** @description Ignored. */
+            config?: Record<string, unknown>;
+            name?: string | null;
+            /**
+             * @description The type of a noop task.
+             * @enum {string}
+             */
+            task_type: "noop";
+        };
         /**
          * @description The kinds of notification. Their names carry a dot, so this is not a
          *     `named_enum!` (whose serde names are snake_case).
@@ -1782,7 +1927,7 @@ export interface components {
              * @description A `cron` or `interval` trigger, as in an activity; validated the same
              *     way (errors name `trigger.cron`, `trigger.dst.repeated`, ...).
              */
-            trigger: components["schemas"]["TriggerBody"];
+            trigger: components["schemas"]["ScheduledTriggerBody"];
         };
         PreviewResponse: {
             around?: null | components["schemas"]["PreviewAround"];
@@ -2223,6 +2368,8 @@ export interface components {
              */
             sync_state: components["schemas"]["SyncState"];
         };
+        /** @description A `cron` or `interval` trigger (an `event` trigger has no nominal times). */
+        ScheduledTriggerBody: components["schemas"]["CronTrigger"] | components["schemas"]["IntervalTrigger"];
         /**
          * @description What a key may do. `read`: every GET under `/v1`; `write`: `read` plus
          *     definitions, trigger, pause, resume and backfill; `events`: `POST
@@ -2395,33 +2542,11 @@ export interface components {
             started_at?: string | null;
             status: components["schemas"]["TaskStatus"];
         };
-        /** @description One task of each run. */
-        TaskBody: {
-            /**
-             * @description Type-specific settings. `webhook`: `url` (required), `secret_ref`
-             *     (name of a worker environment variable holding the HMAC secret),
-             *     `timeout` (the older place for the task's `timeout`; set one of the
-             *     two). Other types: `task_queue` (required), the rest is passed to the
-             *     activity. `noop` ignores its config.
-             */
-            config?: Record<string, unknown>;
-            name?: string | null;
-            retry?: null | components["schemas"]["RetryBody"];
-            /**
-             * @description `noop`, `webhook`, or the name of an activity type implemented by a
-             *     worker on `config.task_queue`.
-             * @example webhook
-             */
-            task_type: string;
-            /**
-             * @description How long one attempt may take, ISO-8601. `webhook`: `PT1S` to `PT5M`,
-             *     default `PT10S` (the HTTP request's timeout). Other types: `PT1S` to
-             *     `PT24H` (`P1D`), default `PT5M` (the activity's start-to-close timeout).
-             *     Not for `noop`.
-             * @example PT10S
-             */
-            timeout?: string | null;
-        };
+        /**
+         * @description One task of each run: `noop`, `webhook`, or an activity type
+         *     implemented by a worker on `config.task_queue`.
+         */
+        TaskBody: components["schemas"]["NoopTask"] | components["schemas"]["WebhookTask"] | components["schemas"]["ExternalTask"];
         /** @description One task of a run. */
         TaskInstanceResponse: {
             /** Format: int32 */
@@ -2504,60 +2629,11 @@ export interface components {
          */
         TimelineStatus: "none" | "queued" | "running" | "succeeded" | "failed" | "cancelled" | "timed_out" | "skipped";
         /**
-         * @description When the activity runs. `cron` takes `cron` and `timezone`; `interval`
-         *     takes `every`; both take the misfire fields. `event` takes `event_types`
-         *     only.
+         * @description When the activity runs: a `cron` trigger (`cron`, `timezone`, `dst`),
+         *     an `interval` trigger (`every`), both with the misfire fields, or an
+         *     `event` trigger (`event_types` only).
          */
-        TriggerBody: {
-            /**
-             * Format: int64
-             * @description How many missed fires `catchup` replays: 1 to 1000, default 10.
-             */
-            catchup_limit?: number | null;
-            /**
-             * @description Five-field cron expression (`cron` only): minute hour day-of-month
-             *     month day-of-week (numbers, `*`, ranges `a-b`, steps `/n`, lists,
-             *     month and day names) or one of `@yearly @annually @monthly @weekly
-             *     @daily @midnight @hourly`. A range must not run backwards, the days
-             *     must exist in some month, and the whole is at most 200 characters.
-             * @example 0 * * * *
-             */
-            cron?: string | null;
-            dst?: null | components["schemas"]["DstBody"];
-            /**
-             * Format: date-time
-             * @description No fires after this instant (RFC 3339).
-             */
-            end_at?: string | null;
-            /** @description Event types the activity subscribes to (`event` only), 1 to 100. */
-            event_types?: string[] | null;
-            /**
-             * @description ISO-8601 duration between runs, at least `PT1S` (`interval` only).
-             * @example PT30S
-             */
-            every?: string | null;
-            /** @description Random delay added to each fire, ISO-8601. */
-            jitter?: string | null;
-            /** @description How late a fire may run under `skip`. ISO-8601, default `PT60S`. */
-            misfire_grace?: string | null;
-            misfire_policy?: null | components["schemas"]["MisfirePolicy"];
-            /**
-             * Format: date-time
-             * @description No fires before this instant (RFC 3339).
-             */
-            start_at?: string | null;
-            /**
-             * @description IANA time zone of the cron expression (`cron` only). Default `UTC`.
-             * @example Europe/Berlin
-             */
-            timezone?: string | null;
-            type: components["schemas"]["TriggerKind"];
-        };
-        /**
-         * @description The trigger kind.
-         * @enum {string}
-         */
-        TriggerKind: "cron" | "interval" | "event";
+        TriggerBody: components["schemas"]["CronTrigger"] | components["schemas"]["IntervalTrigger"] | components["schemas"]["EventTrigger"];
         /** @description What a manual trigger did. */
         TriggerResponse: {
             /** @description The key of this trigger: the `Idempotency-Key` header, or generated. */
@@ -2571,6 +2647,45 @@ export interface components {
             run_id: string;
             /** @description `activity-{id}:manual-{key}` */
             workflow_id: string;
+        };
+        /**
+         * @description `POST {run, task, context}` to `config.url`, signed with the secret
+         *     `config.secret_ref` names.
+         */
+        WebhookTask: {
+            config: components["schemas"]["WebhookTaskConfig"];
+            name?: string | null;
+            retry?: null | components["schemas"]["RetryBody"];
+            /**
+             * @description The type of a webhook task.
+             * @enum {string}
+             */
+            task_type: "webhook";
+            /**
+             * @description How long one attempt may take (the HTTP request's timeout),
+             *     ISO-8601, `PT1S` to `PT5M`, default `PT10S`.
+             * @example PT10S
+             */
+            timeout?: string | null;
+        };
+        /** @description A webhook task's settings. */
+        WebhookTaskConfig: {
+            /**
+             * @description Name of a worker environment variable holding the HMAC secret.
+             * @example ACP_WEBHOOK_SECRET
+             */
+            secret_ref?: string | null;
+            /**
+             * @description The older place for the task's `timeout`; set one of the two. (No
+             *     example: an example request holding both would be refused.)
+             */
+            timeout?: string | null;
+            /**
+             * Format: uri
+             * @description Absolute http(s) URL with a host.
+             * @example https://hooks.example.com/acp
+             */
+            url: string;
         };
     };
     responses: never;

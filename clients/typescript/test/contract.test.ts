@@ -353,7 +353,7 @@ const suffix = randomBytes(4).toString("hex");
 const label = `ts-contract-${suffix}`;
 const eventType = `ts.order.created.${suffix}`;
 
-const cronTrigger: Schemas["TriggerBody"] = {
+const cronTrigger: Schemas["CronTrigger"] = {
     type: "cron",
     cron: "*/5 * * * *",
     timezone: "Europe/Berlin",
@@ -434,6 +434,7 @@ describe("activity-control-plane through the generated TypeScript client", () =>
         activityId = created.id;
         assert.equal(created.name, body.name);
         assert.equal(created.trigger.type, "cron");
+        assert.ok(created.trigger.type === "cron", "a cron trigger");
         assert.equal(created.trigger.timezone, "Europe/Berlin");
         assert.equal(created.trigger.misfire_policy, "skip");
         assert.equal(created.tasks[0]?.task_type, "noop");
@@ -505,6 +506,7 @@ describe("activity-control-plane through the generated TypeScript client", () =>
         const activity = ok(patched, 200);
         assert.equal(activity.description, "patched by the TypeScript client");
         assert.equal(activity.labels["patched"], "yes");
+        assert.ok(activity.trigger.type === "cron", "a cron trigger");
         assert.equal(activity.trigger.cron, "*/5 * * * *", "fields not in the patch stay");
         const stale = activityEtag;
         activityEtag = patched.response.headers.get("etag") ?? "";

@@ -1,7 +1,7 @@
 import type { JSX } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { acp, ApiError, can, problemText, unwrap, type Activity, type Schemas } from "../api";
-import { activityZone, fmtTime, isoToWall, labelsText, policyOnResume, relative, runDuration, triggerWords, wallToIso, zoneOf } from "../format";
+import { activityZone, fmtTime, isoToWall, labelsText, policyOnResume, relative, runDuration, scheduledOf, triggerWords, wallToIso, zoneOf } from "../format";
 import { Heatmap } from "../heatmap";
 import { colour, words } from "../palette";
 import { href, Link, navigate, useLoc } from "../router";
@@ -241,7 +241,7 @@ function PauseDialog({ a, onClose, onDone }: { a: Activity; onClose: () => void;
                     }
                 }}
             >
-                <p>Fires while paused are dropped; resuming applies the misfire policy ({a.trigger.misfire_policy ?? "skip"}) to them.</p>
+                <p>Fires while paused are dropped; resuming applies the misfire policy ({scheduledOf(a.trigger)?.misfire_policy ?? "skip"}) to them.</p>
                 <label>
                     Note (why, until when)
                     <textarea name="note" rows={3} value={note} onInput={(e) => setNote((e.target as HTMLTextAreaElement).value)} autoFocus />
@@ -374,8 +374,8 @@ function ResumeEstimate({ a, zone }: { a: Activity; zone: string }): JSX.Element
     }, [a.id]);
     if (est.loading && !est.data) return <Loading what="the missed times" />;
     const missed = est.data ?? [];
-    const policy = a.trigger.misfire_policy ?? "skip";
-    const limit = a.trigger.catchup_limit ?? 10;
+    const policy = scheduledOf(a.trigger)?.misfire_policy ?? "skip";
+    const limit = scheduledOf(a.trigger)?.catchup_limit ?? 10;
     const first = missed[0];
     const last = missed[missed.length - 1];
     let what: string;
@@ -783,7 +783,8 @@ function HeatmapSection({ a, tick }: { a: Activity; tick: number }): JSX.Element
             ),
         [a.id, year, Math.floor(tick / 5)],
     );
-    const end = a.trigger.end_at ? new Date(a.trigger.end_at).getTime() : Infinity;
+    const endAt = scheduledOf(a.trigger)?.end_at;
+    const end = endAt ? new Date(endAt).getTime() : Infinity;
     const planned = (d: Date) => a.enabled && a.trigger.type !== "event" && d.getTime() < end;
     return (
         <section class="block" aria-labelledby="hm-title">

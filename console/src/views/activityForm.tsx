@@ -57,6 +57,8 @@ const EMPTY: FormState = {
 
 function fromActivity(a: Activity): FormState {
     const t = a.trigger;
+    const cron = t.type === "cron" ? t : undefined;
+    const scheduled = t.type === "event" ? undefined : t;
     const adv: Record<string, unknown> = {};
     if (a.flow) adv["flow"] = a.flow;
     if (a.alerts) adv["alerts"] = a.alerts;
@@ -71,15 +73,15 @@ function fromActivity(a: Activity): FormState {
             .join(", "),
         enabled: a.enabled,
         kind: t.type,
-        cron: t.cron ?? EMPTY.cron,
-        timezone: t.timezone ?? "UTC",
-        repeated: t.dst?.repeated ?? "",
-        skipped: t.dst?.skipped ?? "",
-        every: t.every ?? EMPTY.every,
-        eventTypes: (t.event_types ?? []).join(", "),
-        policy: t.misfire_policy ?? "skip",
-        catchupLimit: String(t.catchup_limit ?? 10),
-        grace: t.misfire_grace ?? "PT60S",
+        cron: cron?.cron ?? EMPTY.cron,
+        timezone: cron?.timezone ?? "UTC",
+        repeated: cron?.dst?.repeated ?? "",
+        skipped: cron?.dst?.skipped ?? "",
+        every: t.type === "interval" ? t.every : EMPTY.every,
+        eventTypes: (t.type === "event" ? t.event_types : []).join(", "),
+        policy: scheduled?.misfire_policy ?? "skip",
+        catchupLimit: String(scheduled?.catchup_limit ?? 10),
+        grace: scheduled?.misfire_grace ?? "PT60S",
         tasks: a.tasks.map((k) => {
             const cfg = { ...(k.config ?? {}) } as Record<string, unknown>;
             const url = k.task_type === "webhook" && typeof cfg["url"] === "string" ? (cfg["url"] as string) : "";
@@ -93,25 +95,18 @@ function triggerOf(f: FormState, base?: Trigger): Trigger {
     if (f.kind === "event") {
         return { type: "event", event_types: f.eventTypes.split(/[\s,]+/).filter(Boolean) };
     }
-    const t: Trigger = {
-        ...(base && base.type === f.kind ? base : {}),
-        type: f.kind,
+    // What the form does not show (start_at, end_at, jitter) stays as it was.
+    const kept = base && base.type !== "event" && base.type === f.kind ? { start_at: base.start_at, end_at: base.end_at, jitter: base.jitter } : {};
+    const misfire = {
         misfire_policy: f.policy,
         misfire_grace: f.grace || null,
         catchup_limit: f.catchupLimit ? Number(f.catchupLimit) : null,
     };
     if (f.kind === "cron") {
-        t.cron = f.cron;
-        t.timezone = f.timezone || "UTC";
-        t.every = null;
-        t.dst = f.repeated || f.skipped ? { ...(f.repeated ? { repeated: f.repeated } : {}), ...(f.skipped ? { skipped: f.skipped } : {}) } : null;
-    } else {
-        t.every = f.every;
-        t.cron = null;
-        t.timezone = null;
-        t.dst = null;
+        const dst = f.repeated || f.skipped ? { ...(f.repeated ? { repeated: f.repeated } : {}), ...(f.skipped ? { skipped: f.skipped } : {}) } : null;
+        return { ...kept, type: "cron", cron: f.cron, timezone: f.timezone || "UTC", dst, ...misfire };
     }
-    return t;
+    return { ...kept, type: "interval", every: f.every, ...misfire };
 }
 
 function requestOf(f: FormState, base?: Activity): Req {
@@ -131,7 +126,8 @@ function requestOf(f: FormState, base?: Activity): Req {
             throw new Error(`Task ${i + 1}: the configuration is not JSON.`);
         }
         if (r.task_type === "webhook") cfg["url"] = r.url;
-        return { ...(r.original ?? {}), task_type: r.task_type, name: r.name || null, config: cfg };
+        // What was typed goes as it is: the API names what is wrong with it.
+        return { ...(r.original ?? {}), task_type: r.task_type, name: r.name || null, config: cfg } as Task;
     });
     const req: Req = {
         name: f.name,

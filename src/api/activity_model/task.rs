@@ -4,44 +4,48 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::task_schema::TaskBodyDoc;
 use crate::api::field_errors::{Errors, check_text};
 use crate::domain::activity::{TaskSpec, TaskType};
 
-/// One task of each run.
-#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+/// One task of each run. Its schema in the document is [`TaskBodyDoc`]'s:
+/// one per kind of type, each with its own `config`.
+///
+/// `task_type` is `noop`, `webhook`, or the name of an activity type
+/// implemented by a worker on `config.task_queue`. `config` is
+/// type-specific: `webhook` takes `url` (required), `secret_ref` and
+/// `timeout` (the older place for the task's `timeout`); other types take
+/// `task_queue` (required), the rest is passed to the activity; `noop`
+/// ignores it. `timeout` and `retry` are not for `noop`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskBody {
-    /// `noop`, `webhook`, or the name of an activity type implemented by a
-    /// worker on `config.task_queue`.
-    #[schema(example = "webhook", pattern = r"^[A-Za-z0-9_.-]{1,100}$")]
     pub task_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Type-specific settings. `webhook`: `url` (required), `secret_ref`
-    /// (name of a worker environment variable holding the HMAC secret),
-    /// `timeout` (the older place for the task's `timeout`; set one of the
-    /// two). Other types: `task_queue` (required), the rest is passed to the
-    /// activity. `noop` ignores its config.
     #[serde(default)]
-    #[schema(value_type = Object)]
     pub config: serde_json::Map<String, serde_json::Value>,
-    /// How long one attempt may take, ISO-8601. `webhook`: `PT1S` to `PT5M`,
-    /// default `PT10S` (the HTTP request's timeout). Other types: `PT1S` to
-    /// `PT24H` (`P1D`), default `PT5M` (the activity's start-to-close timeout).
-    /// Not for `noop`.
-    // The pattern is exactly what `domain::task` reads: days, hours, minutes
-    // and (fractional) seconds, in that order, at least one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(
-        pattern = r"^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$",
-        example = "PT10S"
-    )]
     pub timeout: Option<String>,
-    /// How failed attempts are retried; left-out fields keep the defaults.
-    /// Not for `noop`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<RetryBody>)]
     pub retry: Option<serde_json::Value>,
+}
+
+impl utoipa::PartialSchema for TaskBody {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        TaskBodyDoc::schema()
+    }
+}
+
+impl ToSchema for TaskBody {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        TaskBodyDoc::schemas(schemas);
+    }
 }
 
 /// The schema of `retry.non_retryable`: up to 50 HTTP statuses.
