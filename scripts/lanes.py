@@ -5,7 +5,8 @@
 
 JOB_FILE holds one job per line: `NAME<TAB>WEIGHT<TAB>SHELL COMMAND`. Jobs
 start in the file's order, at most LANES at once, and at most one job of
-weight `heavy` at a time (WEIGHT is `heavy` or `light`). Each job's output goes to
+weight `heavy` at a time; a job of weight `alone` runs with no other (WEIGHT
+is `heavy`, `alone` or `light`). Each job's output goes to
 LOG_DIR/NAME.log; when a job ends its log is printed: whole if it failed,
 its summary lines if it passed. At the end a table gives each job's wall
 time, the CPU time it and its waited-for children used, and its result.
@@ -58,13 +59,18 @@ def main():
     signal.signal(signal.SIGINT, stop)
 
     def heavy_running():
-        return any(w == "heavy" for (_, w, _, _) in running.values())
+        return any(w in ("heavy", "alone") for (_, w, _, _) in running.values())
+
+    def may_start(weight):
+        if any(w == "alone" for (_, w, _, _) in running.values()):
+            return False
+        if weight == "alone":
+            return not running
+        return weight != "heavy" or not heavy_running()
 
     while pending or running:
         while len(running) < lanes and pending:
-            pick = next(
-                (j for j in pending if j[1] != "heavy" or not heavy_running()), None
-            )
+            pick = next((j for j in pending if may_start(j[1])), None)
             if pick is None:
                 break
             pending.remove(pick)

@@ -136,7 +136,18 @@ async fn timeline(
 ) -> (BTreeMap<(String, String), u64>, Vec<DateTime<Utc>>) {
     let mut tally = BTreeMap::new();
     let mut seen = Vec::new();
-    let mut start = from;
+    // The query takes whole seconds: `from` rounded up, or a nominal time in
+    // the second before it (earlier than the activity, when it was created
+    // at the very start of a minute) would be counted too.
+    let mut start = from
+        .duration_trunc(chrono::Duration::seconds(1))
+        .map_or(from, |t| {
+            if t < from {
+                t + chrono::Duration::seconds(1)
+            } else {
+                t
+            }
+        });
     while start < to {
         let end = (start + page).min(to);
         let path = format!(
