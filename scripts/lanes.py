@@ -9,7 +9,10 @@ WEIGHT says what may run beside a job:
   light   anything;
   heavy   at most one other heavy job, and no hog;
   hog     (CPU-bound for its whole run) no heavy job and no other hog;
-  alone   nothing at all. Each job's output goes to
+  alone   nothing at all;
+and a weight may add `+db` (heavy+db): no other +db job beside it (those
+that hold many PostgreSQL connections, so that two of them together do not
+come near the server's limit). Each job's output goes to
 LOG_DIR/NAME.log; when a job ends its log is printed: whole if it failed,
 its summary lines if it passed. At the end a table gives each job's wall
 time, the CPU time it and its waited-for children used, and its result.
@@ -61,8 +64,11 @@ def main():
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
 
-    def may_start(weight):
-        weights = [w for (_, w, _, _) in running.values()]
+    def may_start(tagged):
+        weight, _, db = tagged.partition("+")
+        if db and any(w.endswith("+db") for (_, w, _, _) in running.values()):
+            return False
+        weights = [w.partition("+")[0] for (_, w, _, _) in running.values()]
         if "alone" in weights:
             return False
         if weight == "alone":
