@@ -99,6 +99,30 @@ async fn resume(app: &TestApp, id: &str, back: chrono::Duration, every: i64, ran
     resumed
 }
 
+/// The nominal times of the activity's runs so far.
+async fn ran_times(app: &TestApp, id: &str) -> Vec<DateTime<Utc>> {
+    times(&Value::Array(app.runs_of(id).await))
+}
+
+/// The `n` latest times of a schedule of period `step` up to `newest` that
+/// did not run (oldest first): a fire in the moment after the pause was
+/// recorded and before Temporal's schedule took it ran, and is not missed
+/// (seen under load: the catch-up took the second before instead).
+fn latest_missed(
+    newest: DateTime<Utc>,
+    step: chrono::Duration,
+    n: usize,
+    ran: &[DateTime<Utc>],
+) -> Vec<DateTime<Utc>> {
+    let mut missed: Vec<_> = (0..)
+        .map(|k| newest - step * k)
+        .filter(|t| !ran.contains(t))
+        .take(n)
+        .collect();
+    missed.reverse();
+    missed
+}
+
 fn times(runs: &Value) -> Vec<DateTime<Utc>> {
     runs.as_array()
         .cloned()
