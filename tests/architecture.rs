@@ -157,3 +157,27 @@ fn handlers_do_not_name_the_store() {
         "a handler names `crate::store`: call a service (src/service) and use its or the domain's types"
     );
 }
+
+/// The Temporal adapter speaks the SDK and protobuf: its workflows name
+/// activities by their contract, and what an activity does to the rows is a
+/// use case the worker calls (`service::execution`, `service::deliveries`).
+/// So no file under `src/temporal` names `crate::store`.
+#[test]
+fn the_temporal_adapter_does_not_name_the_store() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("temporal"), &mut files);
+    assert!(files.len() > 10, "{files:?}");
+    let naming: Vec<String> = files
+        .iter()
+        .filter(|file| {
+            let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{e}"));
+            named_modules(&text).iter().any(|m| m == "store")
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    assert!(
+        naming.is_empty(),
+        "the Temporal adapter names `crate::store`: move the rows' part into a use case (src/service) the worker calls: {naming:?}"
+    );
+}

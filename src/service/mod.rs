@@ -7,6 +7,7 @@ pub mod activities;
 pub mod admission;
 pub mod alerts;
 pub mod changes;
+pub mod deliveries;
 mod dispatcher;
 pub mod duties;
 pub mod events;

@@ -17,6 +17,7 @@ pub(super) fn activity_span(ctx: &ActivityContext, run_id: Option<uuid::Uuid>) -
         activity = %info.activity_type,
         run_id = tracing::field::Empty,
         activity_id = tracing::field::Empty,
+        delivery_id = tracing::field::Empty,
         workflow_id = %info.workflow_id.as_deref().unwrap_or("-"),
         attempt = info.attempt,
     );

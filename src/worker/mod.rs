@@ -1,7 +1,7 @@
 //! The Temporal worker, a driver: it polls the task queue, runs the
-//! workflows (`temporal::workflows`) and the activities they call, whose
-//! implementations here hand their inputs to the use cases
-//! (`service::execution`).
+//! workflows (`temporal::workflows`, `temporal::notify`) and the activities
+//! they call, whose implementations here hand their inputs to the use cases
+//! (`service::execution`, `service::deliveries`).
 //!
 //! `Worker::run` is not `Send`, so the worker lives on its own thread with a
 //! current-thread runtime and a `LocalSet`; it has its own Temporal client
@@ -16,17 +16,20 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use temporalio_sdk::{Runtime, Worker, WorkerOptions};
 use tokio::sync::oneshot;
 
+use crate::service::deliveries::Deliveries;
 use crate::service::execution::Execution;
 use crate::store::NotificationStore;
-use crate::temporal::notify::{DeliverNotificationWorkflow, NotifyActivities};
+use crate::temporal::notify::DeliverNotificationWorkflow;
 use crate::temporal::workflows::{
     LaunchScheduledRunWorkflow, RunActivityWorkflow, TaskInstanceWorkflow,
 };
 use crate::temporal::{TemporalGateway, TemporalSettings};
 use execution::ExecutionHandlers;
+use notify::NotifyHandlers;
 
 mod attempt;
 pub mod execution;
+pub mod notify;
 
 #[derive(Clone)]
 pub struct WorkerConfig {
@@ -154,10 +157,12 @@ async fn run_loop(config: WorkerConfig, mut stop: oneshot::Receiver<()>) {
         {
             Ok(o) => o
                 .register_activities(activities)
-                .register_activities(NotifyActivities {
-                    store: NotificationStore::new(pool.clone()),
-                    http: http.clone(),
-                    allow_internal: config.allow_internal_webhooks,
+                .register_activities(NotifyHandlers {
+                    deliveries: Deliveries::new(
+                        NotificationStore::new(pool.clone()),
+                        http.clone(),
+                        config.allow_internal_webhooks,
+                    ),
                 })
                 .build(),
             Err(err) => {
