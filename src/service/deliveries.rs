@@ -118,23 +118,13 @@ impl Deliveries {
             .map_err(PostFailure::final_)?;
         let body = serde_json::to_vec(&cloud_event(notification))
             .map_err(|e| PostFailure::final_(e.to_string()))?;
-        let mut request = self
+        let request = self
             .http
             .post(url)
             .timeout(Duration::from_secs(10))
             .header("content-type", "application/cloudevents+json")
             .header("x-acp-delivery-id", delivery_id.to_string());
-        if let Some(name) = secret_ref {
-            let secret = std::env::var(name).map_err(|_| {
-                PostFailure::final_(format!(
-                    "secret_ref {name} is not set in the worker's environment"
-                ))
-            })?;
-            request = request.header(
-                webhook::SIGNATURE_HEADER,
-                webhook::sign(secret.as_bytes(), &body),
-            );
-        }
+        let request = webhook::signed(request, secret_ref, &body).map_err(PostFailure::final_)?;
         let response = request.body(body).send().await.map_err(|e| PostFailure {
             status: None,
             message: format!("request failed: {e}"),

@@ -71,6 +71,22 @@ pub async fn check_target(url: &url::Url, allow_internal: bool) -> Result<(), St
     Ok(())
 }
 
+/// `request` with the signature of `body` when `secret_ref` names a secret,
+/// read from the worker's environment; a name that is not set there is an
+/// error naming it (a failure for good: another attempt will not set it).
+pub fn signed(
+    request: reqwest::RequestBuilder,
+    secret_ref: Option<&str>,
+    body: &[u8],
+) -> Result<reqwest::RequestBuilder, String> {
+    let Some(name) = secret_ref else {
+        return Ok(request);
+    };
+    let secret = std::env::var(name)
+        .map_err(|_| format!("secret_ref {name} is not set in the worker's environment"))?;
+    Ok(request.header(SIGNATURE_HEADER, sign(secret.as_bytes(), body)))
+}
+
 /// `sha256=` + hex HMAC-SHA256 of `body` under `secret`.
 pub fn sign(secret: &[u8], body: &[u8]) -> String {
     // HMAC accepts keys of any length, so this cannot fail.

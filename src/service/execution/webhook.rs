@@ -27,23 +27,14 @@ impl Execution {
             .await
             .map_err(ExecutionError::Final)?;
         let body = serde_json::to_vec(&input.body).map_err(anyhow::Error::from)?;
-        let mut request = self
+        let request = self
             .http
             .post(url)
             .timeout(Duration::from_millis(input.timeout_ms))
             .header("content-type", "application/json")
             .header("x-acp-task-id", input.task_id.to_string());
-        if let Some(name) = &input.secret_ref {
-            let secret = std::env::var(name).map_err(|_| {
-                ExecutionError::Final(format!(
-                    "secret_ref {name} is not set in the worker's environment"
-                ))
-            })?;
-            request = request.header(
-                webhook::SIGNATURE_HEADER,
-                webhook::sign(secret.as_bytes(), &body),
-            );
-        }
+        let request = webhook::signed(request, input.secret_ref.as_deref(), &body)
+            .map_err(ExecutionError::Final)?;
         let response = request.body(body).send().await.map_err(|e| {
             if e.is_timeout() {
                 let timeout = IsoDuration::from_std(Duration::from_millis(input.timeout_ms));
