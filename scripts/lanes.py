@@ -48,7 +48,13 @@ def main():
             jobs.append((name, weight, command))
 
     pending = list(jobs)
-    running = {}  # pid -> (name, weight, started, log file)
+    # pid -> (name, weight, started, log file, Popen). The Popen is kept:
+    # one dropped while its job runs is polled (waitpid) by subprocess when
+    # it is collected and again whenever a new one starts, and a job that
+    # ended at such a moment was reaped there, never seen by the wait4
+    # below, and left "running" for ever (seen: `runs` never ended, so the
+    # fleet job, which waits for an empty machine, never started).
+    running = {}
     results = []  # (name, wall, cpu, rc)
     started_all = time.monotonic()
 
@@ -66,9 +72,9 @@ def main():
 
     def may_start(tagged):
         weight, _, db = tagged.partition("+")
-        if db and any(w.endswith("+db") for (_, w, _, _) in running.values()):
+        if db and any(w.endswith("+db") for (_, w, _, _, _) in running.values()):
             return False
-        weights = [w.partition("+")[0] for (_, w, _, _) in running.values()]
+        weights = [w.partition("+")[0] for (_, w, _, _, _) in running.values()]
         if "alone" in weights:
             return False
         if weight == "alone":
@@ -91,16 +97,19 @@ def main():
                 ["bash", "-c", command], stdout=log, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True,
             )
-            running[proc.pid] = (name, weight, time.monotonic(), log)
+            running[proc.pid] = (name, weight, time.monotonic(), log, proc)
             print(f"[lanes] {time.monotonic() - started_all:6.0f}s start {name}", flush=True)
         pid, status, usage = os.wait4(-1, 0)
         if pid not in running:
             continue
-        name, weight, started, log = running.pop(pid)
+        name, weight, started, log, proc = running.pop(pid)
         log.close()
         wall = time.monotonic() - started
         cpu = usage.ru_utime + usage.ru_stime
         rc = os.waitstatus_to_exitcode(status)
+        # Reaped here: the Popen must not wait for the pid again (it may
+        # belong to another process by now).
+        proc.returncode = rc
         results.append((name, wall, cpu, rc))
         with open(os.path.join(log_dir, name + ".log"), errors="replace") as f:
             text = f.read()

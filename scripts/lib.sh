@@ -94,6 +94,37 @@ use_build_cache() {
     find "$cache"/debug/incremental -mindepth 1 -maxdepth 1 -mmin +720 -exec rm -rf {} + 2>/dev/null || true
 }
 
+# ensure_venv NAME REQUIREMENT...: prints the path of a Python venv holding
+# the REQUIREMENTs (`pkg==version`), made once per machine in a tool cache
+# kept between checkouts (${XDG_CACHE_HOME:-~/.cache}/
+# activity-control-plane/tools/NAME-<hash of the requirements>), so that a
+# fresh clone (CI's) does not spend a minute in pip; ACP_TOOL_CACHE=0 makes
+# it tools/NAME in the checkout. A lock keeps two checkouts from making one
+# venv at once, and a stamp written after pip succeeded marks it whole.
+ensure_venv() {
+    local name="$1"
+    shift
+    local root="${ACP_TOOL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/activity-control-plane/tools}"
+    local venv
+    if [[ "$root" == 0 ]]; then
+        venv="$ACP_TOOLS/$name"
+    else
+        venv="$root/$name-$(printf '%s\n' "$@" | sha256sum | cut -c1-12)"
+    fi
+    mkdir -p "$(dirname "$venv")"
+    (
+        flock 9
+        if [[ "$(cat "$venv/.requirements" 2>/dev/null)" != "$*" ]]; then
+            log "installing $* (PyPI) into $venv"
+            rm -rf "$venv"
+            python3 -m venv "$venv"
+            "$venv/bin/pip" install -q --disable-pip-version-check "$@" >&2
+            printf '%s' "$*" >"$venv/.requirements"
+        fi
+    ) 9>"$venv.lock"
+    printf '%s\n' "$venv"
+}
+
 # ---------------------------------------------------------------------------
 # Small utilities
 # ---------------------------------------------------------------------------
