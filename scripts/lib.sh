@@ -94,6 +94,19 @@ use_build_cache() {
     find "$cache"/debug/incremental -mindepth 1 -maxdepth 1 -mmin +720 -exec rm -rf {} + 2>/dev/null || true
 }
 
+# build_acp: makes target/debug/acp, the binary the checks serve. In
+# scripts/test's full run (ACP_BINARY_BUILT=1) it is there already, made by
+# the test build (the tests' CARGO_BIN_EXE_acp): `cargo build --bin acp`
+# would compile the library a second time, because `cargo test` builds it
+# with the dev-dependencies' features unified into its dependencies and
+# `cargo build` without (another hash; seen costing the fuzz job 95 s).
+build_acp() {
+    if [[ "${ACP_BINARY_BUILT:-0}" == 1 && -x "$ACP_ROOT/target/debug/acp" ]]; then
+        return 0
+    fi
+    cargo build -q --bin acp
+}
+
 # ensure_venv NAME REQUIREMENT...: prints the path of a Python venv holding
 # the REQUIREMENTs (`pkg==version`), made once per machine in a tool cache
 # kept between checkouts (${XDG_CACHE_HOME:-~/.cache}/
