@@ -565,13 +565,10 @@ ensure_brokers() {
 # Exports ACP_CLOUDEVENTS_PYTHON.
 CLOUDEVENTS_SDK_VERSION=2.2.0
 ensure_cloudevents_sdk() {
-    local venv="$ACP_TOOLS/cloudevents"
-    if ! { [[ -x "$venv/bin/python" ]] && "$venv/bin/pip" show cloudevents 2>/dev/null | grep -qx "Version: $CLOUDEVENTS_SDK_VERSION"; }; then
-        log "installing cloudevents $CLOUDEVENTS_SDK_VERSION (PyPI) into tools/cloudevents"
-        rm -rf "$venv"
-        python3 -m venv "$venv"
-        "$venv/bin/pip" install -q --disable-pip-version-check "cloudevents==$CLOUDEVENTS_SDK_VERSION"
-    fi
+    # In the checkout (tools/cloudevents), where tests/cloudevents.rs looks
+    # when ACP_CLOUDEVENTS_PYTHON is not set.
+    local venv
+    venv="$(ACP_TOOL_CACHE=0 ensure_venv cloudevents "cloudevents==$CLOUDEVENTS_SDK_VERSION")"
     export ACP_CLOUDEVENTS_PYTHON="$venv/bin/python"
 }
 

@@ -78,16 +78,10 @@ async fn metric(app: &TestApp, series: &str) -> f64 {
 /// commits its alerts first and sets the gauge after, so an alert can be
 /// visible a moment before the figure.
 async fn gauge_reads(app: &TestApp, series: &str, value: f64) {
-    let mut last = f64::NAN;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while std::time::Instant::now() < deadline {
-        last = metric(app, series).await;
-        if last == value {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    panic!("{series} reads {last}, not {value}");
+    eventually(Duration::from_secs(10), || async {
+        (metric(app, series).await == value).then_some(())
+    })
+    .await;
 }
 
 async fn open_alert_of_kind(app: &TestApp, id: &str, kind: &str, deadline: Duration) -> Value {
