@@ -45,6 +45,35 @@ async fn succeeded_between(
     .0
 }
 
+/// The ticker's succeeded runs among the fires of the whole seconds in
+/// `[from, to]`, once none of those runs is still going and a later fire has
+/// come (the window is over): (kept, fires).
+async fn kept_of(
+    pool: &PgPool,
+    ticker: &str,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> (i64, i64) {
+    let id: uuid::Uuid = ticker.parse().unwrap_or_else(|e| panic!("{e}"));
+    eventually(Duration::from_secs(90), || async {
+        let (unfinished, later): (i64, i64) = sqlx::query_as(
+            "SELECT count(*) FILTER (WHERE scheduled_for BETWEEN $2 AND $3 AND status = 'running'),
+                    count(*) FILTER (WHERE scheduled_for > $3)
+               FROM activity_runs WHERE activity_id = $1",
+        )
+        .bind(id)
+        .bind(from)
+        .bind(to)
+        .fetch_one(pool)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+        (unfinished == 0 && later > 0).then_some(())
+    })
+    .await;
+    let fires = (to - from).num_seconds() + 1;
+    (succeeded_between(pool, ticker, from, to).await, fires)
+}
+
 #[sqlx::test(migrations = "./migrations")]
 async fn a_scheduled_activity_keeps_its_cadence_while_a_backlog_of_events_drains(pool: PgPool) {
     let server = shared_temporal();
@@ -80,6 +109,27 @@ async fn a_scheduled_activity_keeps_its_cadence_while_a_backlog_of_events_drains
         (ran >= 2).then_some(())
     })
     .await;
+
+    // The cadence this machine gives the ticker without a backlog, now: beside
+    // stress-ng a PT1S run starts up to 1.4 s late and the next fire is
+    // dropped by the overlap policy, backlog or not. The drain is measured
+    // against it.
+    let second = TimeDelta::seconds(1);
+    let baseline_from = Utc::now()
+        .duration_trunc(second)
+        .unwrap_or_else(|e| panic!("{e}"))
+        + second;
+    let baseline_to = baseline_from + TimeDelta::seconds(29);
+    let (baseline_kept, baseline_fires) = kept_of(&pool, &ticker, baseline_from, baseline_to).await;
+    let baseline = baseline_kept as f64 / baseline_fires as f64;
+    eprintln!(
+        "fairness: without a backlog the PT1S activity kept {baseline_kept} of {baseline_fires} fires ({:.0} %)",
+        baseline * 100.0
+    );
+    assert!(
+        baseline >= 0.5,
+        "the machine kept {baseline_kept} of {baseline_fires} fires without a backlog: too slow to measure fairness on"
+    );
 
     // 400 events at once, in four batches of 100.
     let burst_at = Utc::now();
@@ -123,7 +173,6 @@ async fn a_scheduled_activity_keeps_its_cadence_while_a_backlog_of_events_drains
     let allowances = allowances.into_inner().unwrap_or_default();
 
     // Every whole second from the burst to the end of the drain was a fire.
-    let second = TimeDelta::seconds(1);
     let from = burst_at
         .duration_trunc(second)
         .unwrap_or_else(|e| panic!("{e}"))
@@ -131,19 +180,8 @@ async fn a_scheduled_activity_keeps_its_cadence_while_a_backlog_of_events_drains
     let to = drained_at
         .duration_trunc(second)
         .unwrap_or_else(|e| panic!("{e}"));
-    let fires = (to - from).num_seconds() + 1;
     // The fires of the last seconds finish a moment after the drain.
-    eventually(Duration::from_secs(60), || async {
-        let unfinished = scalar(
-            &pool,
-            "SELECT count(*) FROM activity_runs WHERE activity_id = $1 AND status = 'running'",
-            &ticker,
-        )
-        .await;
-        (unfinished == 0).then_some(())
-    })
-    .await;
-    let kept = succeeded_between(&pool, &ticker, from, to).await;
+    let (kept, fires) = kept_of(&pool, &ticker, from, to).await;
     let id: uuid::Uuid = ticker.parse().unwrap_or_else(|e| panic!("{e}"));
     let lags: Vec<(String, f64, f64)> = sqlx::query_as(
         "SELECT status, extract(epoch FROM started_at - scheduled_for)::float8,
@@ -175,10 +213,15 @@ async fn a_scheduled_activity_keeps_its_cadence_while_a_backlog_of_events_drains
     assert!(high < 1024, "{allowances:?}");
     // The drain was long enough to measure anything.
     assert!(fires >= 10, "the backlog drained in {fires} s");
+    // At least 90 %, or ten points under what the machine gave it without
+    // the backlog, whichever is lower: unloaded the baseline is 100 %.
+    let floor = (baseline - 0.1).min(0.9);
     assert!(
-        share >= 0.9,
-        "the PT1S activity kept {kept} of {fires} fires ({:.0} %)",
-        share * 100.0
+        share >= floor,
+        "the PT1S activity kept {kept} of {fires} fires ({:.0} %) while the backlog drained, \
+         {:.0} % without it",
+        share * 100.0,
+        baseline * 100.0
     );
 
     // Every event ran once.
