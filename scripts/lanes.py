@@ -10,16 +10,17 @@ WEIGHT says what may run beside a job:
   heavy   at most one other heavy job, and no hog;
   hog     (CPU-bound for its whole run) no heavy job and no other hog;
   alone   nothing at all;
-and a weight may add `+db` (heavy+db): no other +db job beside it (those
-that hold many PostgreSQL connections, so that two of them together do not
-come near the server's limit). Each job's output goes to
+and a weight may add tags, each a resource no two running jobs share:
+`+db` (heavy+db) for those that hold many PostgreSQL connections, so that
+two of them together do not come near the server's limit; `+cpu` for those
+that keep a core busy or time what a core does. Each job's output goes to
 LOG_DIR/NAME.log; when a job ends its log is printed: whole if it failed,
 its summary lines if it passed. At the end a table gives each job's wall
 time, the CPU time it and its waited-for children used, and its result.
 Exits 1 if any job failed.
 
 scripts/test runs every test binary and its end-to-end checks through it
-(ACP_TEST_LANES at once, two by default).
+(ACP_TEST_LANES at once, three by default).
 """
 
 import os
@@ -71,10 +72,11 @@ def main():
     signal.signal(signal.SIGINT, stop)
 
     def may_start(tagged):
-        weight, _, db = tagged.partition("+")
-        if db and any(w.endswith("+db") for (_, w, _, _, _) in running.values()):
+        weight, *tags = tagged.split("+")
+        held = [w.split("+") for (_, w, _, _, _) in running.values()]
+        if any(t in h[1:] for h in held for t in tags):
             return False
-        weights = [w.partition("+")[0] for (_, w, _, _, _) in running.values()]
+        weights = [h[0] for h in held]
         if "alone" in weights:
             return False
         if weight == "alone":
