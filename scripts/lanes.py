@@ -7,7 +7,7 @@ JOB_FILE holds one job per line: `NAME<TAB>WEIGHT<TAB>SHELL COMMAND`. Jobs
 start in the file's order (the first that may start), at most LANES at once.
 WEIGHT says what may run beside a job:
   light   anything;
-  heavy   at most two other heavy jobs, and no hog;
+  heavy   at most one other heavy job, and no hog;
   hog     (CPU-bound for its whole run) no heavy job and no other hog;
   alone   nothing at all;
 and a weight may add tags, each a resource no two running jobs share:
@@ -84,7 +84,7 @@ def main():
         if weight == "hog":
             return "hog" not in weights and "heavy" not in weights
         if weight == "heavy":
-            return "hog" not in weights and weights.count("heavy") < 3
+            return "hog" not in weights and weights.count("heavy") < 2
         return True
 
     while pending or running:
