@@ -2,7 +2,7 @@
 //! filters, pagination, and the legacy field. Temporal is a closed port here,
 //! so every write is accepted with `sync_state: pending`.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

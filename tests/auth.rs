@@ -1,7 +1,7 @@
 //! API keys: every `/v1` operation in the OpenAPI document, with no token,
 //! each scope, a revoked key and a forged one; the keys API and `acp keys`.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -8,7 +8,7 @@
 //! our model of the engine (intervals too). Then, for every DST policy, the engine's times
 //! less `excluded` plus `extra` must equal the policy's times.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -3,7 +3,7 @@
 //! the three HTTP modes become the events the mapping promises; conflicting
 //! re-deliveries are refused with 409; bad input is named field by field.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -5,7 +5,7 @@
 //! scripts/test builds it first and sets ACP_CONSOLE_BUILT=1, and then a
 //! binary without it is a failure.
 
-mod common;
+use crate::common;
 
 use common::*;
 use reqwest::header;

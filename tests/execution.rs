@@ -3,7 +3,7 @@
 //! One test in this binary: it sets the worker's secret environment variable
 //! before anything else runs.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

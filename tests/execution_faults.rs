@@ -1,7 +1,7 @@
 //! Idempotency under faults, against the real engine: retried `log_run`,
 //! re-delivered fires, a worker stopped mid-run, and the SSRF guard.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -3,7 +3,7 @@
 //! drains on another activity, through real HTTP, a real Temporal dev
 //! server, the worker and the event dispatcher as `acp serve` runs them.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

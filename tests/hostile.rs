@@ -2,7 +2,7 @@
 //! traversal, header injection, over-long and NUL-bearing text. Each is
 //! refused with a 4xx or stored verbatim, never executed, never a 5xx.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{Value, json};

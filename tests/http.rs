@@ -1,7 +1,7 @@
 //! HTTP-level behaviour: request IDs, CORS, and PostgreSQL outages that
 //! become 503 problems and heal without a restart.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

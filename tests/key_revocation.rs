@@ -7,7 +7,7 @@
 //! rows, an empty page, an event with subscribers and one without, and a
 //! request the handler refuses before it reads anything.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{Value, json};

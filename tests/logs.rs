@@ -2,7 +2,7 @@
 //! request with its matched route and request ID, and a span per workflow
 //! activity with the run ID it serves.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

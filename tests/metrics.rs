@@ -3,7 +3,7 @@
 //! Temporal did not take counts as a failure, and requests, reconcile
 //! passes and worker activities are timed.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! attempt listed), a failing receiver does not hold up the run, and a
 //! loopback URL is refused unless the SSRF guard is off.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::time::Duration;

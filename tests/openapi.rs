@@ -1,6 +1,6 @@
 //! The committed OpenAPI document is exactly what the binary prints and serves.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

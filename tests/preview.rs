@@ -2,7 +2,7 @@
 //! trigger shows as `next_fire_times` and that the engine fires for the
 //! schedule the service creates, DST changes included (PRODUCT.md 5a).
 
-mod common;
+use crate::common;
 
 use acp::domain::calendar::{DstPolicy, Repeated, Skipped, dst_exceptions};
 use acp::domain::trigger::{Cadence, CronExpr, TimeZoneName};

@@ -6,7 +6,7 @@
 //! Each test owns its dev server, because it stops it, or because orphan
 //! removal looks at the whole namespace.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -8,7 +8,7 @@
 //! server and (re)writes the fixtures:
 //!
 //! ```text
-//! ACP_RECORD_HISTORIES=1 cargo test --test replay record_histories
+//! ACP_RECORD_HISTORIES=1 cargo test --test suite replay::record_histories
 //! ```
 //!
 //! Each recording goes into its own folder, named by `ACP_HISTORIES_LABEL`
@@ -16,7 +16,7 @@
 //! whose in-flight runs must survive, and never re-record to make a failing
 //! replay pass: a new recording is an addition, not a replacement.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Run control in bulk against the real engine (issue 13): an activity's
 //! runs matching filters retried or cancelled, run by run, safe to repeat.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Run control against the real engine: cancelling a running run (issue 13).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

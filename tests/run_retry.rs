@@ -2,7 +2,7 @@
 //! contract workflow ID, tasks that succeeded kept, exactly one attempt per
 //! request however many arrive at once.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

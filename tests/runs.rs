@@ -1,7 +1,7 @@
 //! The run history API: keyset pagination over many rows, filters, and
 //! problems for bad parameters. Rows are seeded in SQL; no Temporal needed.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

@@ -1,7 +1,7 @@
 //! Activities become Temporal schedules: created, updated, paused and deleted
 //! within the request, as seen by describing them through the SDK.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::json;

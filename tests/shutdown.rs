@@ -2,7 +2,7 @@
 //! writes loses no acknowledged write, and the process exits 0 within its
 //! grace period.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! Run statistics (`GET /v1/stats/runs`) equal a count made here over the
 //! same rows, for several windows, buckets and filters.
 
-mod common;
+use crate::common;
 
 use chrono::{DateTime, Duration, Utc};
 use common::*;

@@ -3,7 +3,7 @@
 //! kill -9 of the service, with a `resync` for a client that falls behind,
 //! and stream tokens for browsers.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

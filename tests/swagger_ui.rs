@@ -3,7 +3,7 @@
 //! "Try it out" to create an activity and to list it, and the test asserts on
 //! what the page shows. A screenshot is kept in `target/artefacts/`.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;

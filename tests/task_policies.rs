@@ -1,7 +1,7 @@
 //! Task policies against the real engine: a task's `retry` and `timeout`
 //! decide how many attempts its webhook gets and how long each may take.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

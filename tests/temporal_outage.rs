@@ -2,7 +2,7 @@
 //! SQLite file): what each misfire policy makes of the fires it missed.
 //! One dev server of its own, three activities through the same outage.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -7,8 +7,7 @@
 //! `acp_alerts_open` gauge is process-wide, and each test's evaluator sets
 //! it from its own database.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod late_start;
 mod runs;
 

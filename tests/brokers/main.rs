@@ -5,8 +5,7 @@
 //! acknowledged, nothing left unacknowledged, a kill -9 of the consuming
 //! process mid-stream, and conflicting re-deliveries recorded, not run.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod exactly_once;
 mod kill;
 mod sources;

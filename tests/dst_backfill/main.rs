@@ -9,8 +9,7 @@
 //! calendar: Berlin is UTC+1/+2, New York UTC-5/-4.
 
 mod backfills;
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod extras;
 mod launcher;
 

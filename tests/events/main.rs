@@ -2,8 +2,7 @@
 //! even under concurrent re-delivery, crashes, and after Temporal forgot.
 
 mod bodies;
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod exactly_once;
 
 use std::collections::HashSet;

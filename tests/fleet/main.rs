@@ -3,8 +3,7 @@
 //! Temporal dev server. Every background duty runs somewhere, the single
 //! ones in exactly one process, taken over when that process dies.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod duties;
 mod rolling;
 

@@ -3,8 +3,7 @@
 //! webhook sink that keeps its own log of overlapping calls. One test binary
 //! (one Temporal dev server); each limit's tests in a module of their own.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod concurrency;
 mod debounce;
 mod queue;

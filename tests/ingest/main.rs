@@ -3,8 +3,7 @@
 //! across dispatchers and across a killed `acp serve`.
 
 mod batches;
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod dispatch;
 
 use std::collections::HashSet;

@@ -3,8 +3,7 @@
 //! for every nominal time.
 
 mod backfill;
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod outage;
 mod pause;
 

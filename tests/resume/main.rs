@@ -5,8 +5,7 @@
 //! timeline accounts for every time. And a resume whose unpause is slowed
 //! across nominal times runs each of them exactly once.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod in_flight;
 mod long_pause;
 

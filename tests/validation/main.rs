@@ -2,8 +2,7 @@
 //! the field. None gets a 5xx.
 
 mod activity_bodies;
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod other_requests;
 
 use common::*;

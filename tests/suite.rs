@@ -1,0 +1,60 @@
+//! The integration tests, one binary: each module is what was a test
+//! binary of its own (its Temporal dev server, its databases), and
+//! scripts/test runs each module as a job of its own process
+//! (`suite --exact <its tests>`). One binary instead of 44: the shared
+//! `common` module and the link of the whole dependency tree once, not
+//! once per file.
+
+mod common;
+
+mod activities;
+#[path = "alerts/main.rs"]
+mod alerts;
+mod architecture;
+mod auth;
+#[path = "brokers/main.rs"]
+mod brokers;
+mod calendar_conformance;
+mod cloudevents;
+mod console_assets;
+#[path = "dst_backfill/main.rs"]
+mod dst_backfill;
+mod dynamic_sql;
+#[path = "events/main.rs"]
+mod events;
+mod execution;
+mod execution_faults;
+mod fairness;
+#[path = "fleet/main.rs"]
+mod fleet;
+#[path = "flow/main.rs"]
+mod flow;
+mod hostile;
+mod http;
+#[path = "ingest/main.rs"]
+mod ingest;
+mod key_revocation;
+mod logs;
+mod metrics;
+#[path = "misfire/main.rs"]
+mod misfire;
+mod notifications;
+mod openapi;
+mod preview;
+mod reconcile;
+mod replay;
+#[path = "resume/main.rs"]
+mod resume;
+mod run_bulk;
+mod run_control;
+mod run_retry;
+mod runs;
+mod schedules;
+mod shutdown;
+mod stats;
+mod stream;
+mod swagger_ui;
+mod task_policies;
+mod temporal_outage;
+#[path = "validation/main.rs"]
+mod validation;
