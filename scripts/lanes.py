@@ -19,8 +19,9 @@ its summary lines if it passed. At the end a table gives each job's wall
 time, the CPU time it and its waited-for children used, and its result.
 Exits 1 if any job failed.
 
-scripts/test runs every test binary and its end-to-end checks through it
-(ACP_TEST_LANES at once, three by default).
+scripts/test runs every test binary (the integration tests' one a job per
+module) and its end-to-end checks through it (ACP_TEST_LANES at once, three
+by default).
 """
 
 import os
