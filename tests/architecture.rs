@@ -181,3 +181,36 @@ fn the_temporal_adapter_does_not_name_the_store() {
         "the Temporal adapter names `crate::store`: move the rows' part into a use case (src/service) the worker calls: {naming:?}"
     );
 }
+
+/// The integration tests are one binary (`autotests = false`): a file under
+/// `tests/` that `tests/suite.rs` does not declare would never compile or run.
+#[test]
+fn the_suite_declares_every_test_file() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let suite = std::fs::read_to_string(tests.join("suite.rs")).unwrap_or_default();
+    let declared: Vec<&str> = suite
+        .lines()
+        .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
+        .collect();
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&tests).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        let is_test = if path.is_dir() {
+            path.join("main.rs").is_file() || path.join("mod.rs").is_file()
+        } else {
+            path.extension().is_some_and(|e| e == "rs") && name != "suite"
+        };
+        if is_test && !declared.contains(&name) {
+            missing.push(name.to_owned());
+        }
+    }
+    assert!(declared.len() > 30, "tests/suite.rs declares {declared:?}");
+    assert!(
+        missing.is_empty(),
+        "not declared in tests/suite.rs: {missing:?}"
+    );
+}
