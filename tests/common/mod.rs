@@ -82,6 +82,7 @@ pub fn init_test_log() {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
             .with_test_writer()
+            .with_ansi(false)
             .try_init();
     });
 }
