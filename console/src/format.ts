@@ -220,3 +220,30 @@ export function isoToWall(iso: string, zone: string): string {
     const d = new Date(t + offsetAt(t, zone));
     return d.toISOString().slice(0, 16);
 }
+
+/** Nominal times per second of a trigger, an upper estimate (for chunking requests). */
+export function rateOf(t: Trigger): number {
+    if (t.type === "interval") {
+        const s = isoSeconds(t.every);
+        return s && s > 0 ? 1 / s : 1;
+    }
+    if (t.type === "cron" && t.cron) {
+        const f = t.cron.trim().split(/\s+/);
+        const count = (field: string | undefined, size: number): number => {
+            if (!field || field === "*") return size;
+            let n = 0;
+            for (const part of field.split(",")) {
+                const [range, step] = part.split("/");
+                const s = Number(step ?? 1) || 1;
+                if (range === "*") n += Math.ceil(size / s);
+                else if (range && range.includes("-")) {
+                    const [a, b] = range.split("-").map(Number);
+                    n += Math.floor(((b ?? 0) - (a ?? 0)) / s) + 1;
+                } else n += 1;
+            }
+            return Math.min(n, size);
+        };
+        return (count(f[0], 60) * count(f[1], 24)) / 86400;
+    }
+    return 1 / 60;
+}
