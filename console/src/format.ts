@@ -204,13 +204,20 @@ function offsetAt(t: number, zone: string): number {
     return asUtc - Math.floor(t / 1000) * 1000;
 }
 
-/** A wall time "2026-03-29T02:30" in `zone` → the instant (ISO, UTC). */
+/**
+ * A wall time "2026-03-29T02:30" in `zone` → the instant (ISO, UTC). As the
+ * service's default DST policy reads them: a wall time that happens twice is
+ * its first occurrence, one in a gap moves on by the gap (02:30 → 03:30).
+ */
 export function wallToIso(wall: string, zone: string): string | null {
     const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(wall);
     if (!m) return null;
     const naive = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0));
-    let t = naive - offsetAt(naive, zone);
-    t = naive - offsetAt(t, zone);
+    // The offsets a day before and after: a zone changes its offset at most once in between.
+    const before = offsetAt(naive - 86_400_000, zone);
+    const after = offsetAt(naive + 86_400_000, zone);
+    const fitting = [before, after].filter((o) => offsetAt(naive - o, zone) === o);
+    const t = fitting.length > 0 ? naive - Math.max(...fitting) : naive - before;
     return new Date(t).toISOString();
 }
 
