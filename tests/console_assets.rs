@@ -39,6 +39,29 @@ fn header_of(response: &reqwest::Response, name: header::HeaderName) -> String {
         .to_owned()
 }
 
+/// The console's Content-Security-Policy, directive by directive: scripts,
+/// styles and calls from this origin only, nothing inline, no framing.
+fn assert_csp(response: &reqwest::Response, what: &str) {
+    let policy = header_of(response, header::CONTENT_SECURITY_POLICY);
+    let directives: Vec<&str> = policy.split(';').map(str::trim).collect();
+    for wanted in [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+        "form-action 'self'",
+    ] {
+        assert!(
+            directives.contains(&wanted),
+            "{what}: no {wanted} in {policy:?}"
+        );
+    }
+    assert!(!policy.contains("unsafe-"), "{what}: {policy}");
+}
+
 #[sqlx::test(migrations = "./migrations")]
 async fn the_console_is_served_from_the_binary(pool: PgPool) {
     let app = TestApp::without_temporal(pool).await;
@@ -52,6 +75,7 @@ async fn the_console_is_served_from_the_binary(pool: PgPool) {
     let index = get(&app.url("/console/"), &[]).await;
     if !built {
         assert_eq!(index.status(), 503);
+        assert_csp(&index, "the page without a console");
         let page = index.text().await.unwrap_or_default();
         assert!(page.contains("scripts/console build"), "{page}");
         return;
@@ -62,9 +86,22 @@ async fn the_console_is_served_from_the_binary(pool: PgPool) {
         "text/html; charset=utf-8"
     );
     assert_eq!(header_of(&index, header::CACHE_CONTROL), "no-cache");
+    assert_csp(&index, "/console/");
     let etag = header_of(&index, header::ETAG);
     assert!(etag.starts_with('"') && etag.len() > 10, "{etag}");
     let html = index.text().await.unwrap_or_default();
+    // The policy allows no inline script: the index has none.
+    for tag in html.split("<script").skip(1) {
+        let open = tag.split('>').next().unwrap_or_default();
+        assert!(
+            open.contains(" src="),
+            "an inline script in the index: {html}"
+        );
+    }
+    assert!(
+        !html.contains(" style="),
+        "an inline style in the index: {html}"
+    );
 
     // Revalidation: the same ETag is a 304 with no body.
     let again = get(&app.url("/console/"), &[(header::IF_NONE_MATCH, &etag)]).await;
@@ -74,6 +111,7 @@ async fn the_console_is_served_from_the_binary(pool: PgPool) {
     // A view's address (a link pasted to a colleague) is the app's index.
     let view = get(&app.url("/console/activities/x?zoom=week"), &[]).await;
     assert_eq!(view.status(), 200);
+    assert_csp(&view, "a view's address");
     assert_eq!(view.text().await.unwrap_or_default(), html);
     let bare = get(&app.url("/console"), &[]).await;
     assert_eq!(bare.status(), 308);
@@ -93,6 +131,7 @@ async fn the_console_is_served_from_the_binary(pool: PgPool) {
     for asset in &assets {
         let plain = get(&app.url(asset), &[]).await;
         assert_eq!(plain.status(), 200, "{asset}");
+        assert_csp(&plain, asset);
         let kind = header_of(&plain, header::CONTENT_TYPE);
         let wanted = if asset.ends_with(".js") {
             "text/javascript; charset=utf-8"

@@ -23,11 +23,57 @@ export const SIZES = {
     mobile: { width: 390, height: 844 },
 };
 
-export async function launch() {
+/** Headless Chromium as it is, with no watch on Content-Security-Policy. */
+export async function launchUnwatched() {
     return chromium.launch({
         executablePath: process.env.ACP_CHROMIUM ?? "/usr/bin/chromium",
         args: ["--no-sandbox", "--disable-dev-shm-usage"],
         headless: true,
+    });
+}
+
+/**
+ * Headless Chromium whose every context records Content-Security-Policy
+ * violations (into `browser.cspViolations` and the page's `errors`):
+ * `browser.close()` then fails on any, so a test file fails when the console
+ * needed anything its policy forbids.
+ */
+export async function launch() {
+    const browser = await launchUnwatched();
+    const violations = [];
+    const newContext = browser.newContext.bind(browser);
+    browser.newContext = async (options) => {
+        const context = await newContext(options);
+        await watchCsp(context, violations);
+        return context;
+    };
+    const close = browser.close.bind(browser);
+    browser.close = async (options) => {
+        await close(options);
+        if (violations.length > 0) throw new Error(`Content-Security-Policy violations:\n${violations.join("\n")}`);
+    };
+    browser.cspViolations = violations;
+    return browser;
+}
+
+/**
+ * Pushes into `into` each Content-Security-Policy violation of the context's
+ * pages: the document's securitypolicyviolation events, and Chromium's own
+ * console errors about the policy.
+ */
+export async function watchCsp(context, into) {
+    await context.addInitScript(() => {
+        document.addEventListener("securitypolicyviolation", (e) => {
+            console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || "an inline resource"} (${e.sourceFile}:${e.lineNumber})`);
+        });
+    });
+    context.on("console", (message) => {
+        const text = message.text();
+        if (message.type() !== "error" || !/Content Security Policy|CSP violation/i.test(text)) return;
+        const page = message.page();
+        const entry = `${page?.url() ?? "?"}: ${text}`;
+        into.push(entry);
+        if (Array.isArray(page?.errors)) page.errors.push(entry);
     });
 }
 
@@ -81,7 +127,9 @@ export async function until(fn, { timeout = 60_000, interval = 500, what = "cond
 
 /** axe-core's serious and critical violations on the page as it is. */
 export async function axe(page) {
-    if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ content: AXE });
+    // Evaluated through the DevTools protocol, not added as an inline
+    // <script>: the console's policy (rightly) refuses inline scripts.
+    if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE);
     const result = await page.evaluate(async () => {
         // eslint-disable-next-line no-undef
         const r = await axe.run(document, { resultTypes: ["violations"] });

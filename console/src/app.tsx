@@ -5,7 +5,7 @@ import { href, Link, match, navigate, useLoc } from "./router";
 import { useSignal } from "./signal";
 import { live, startStream, stopStream } from "./stream";
 import { ActivitiesView } from "./views/activities";
-import { ActivityView } from "./views/activity";
+import { ActivityView } from "./views/activity/page";
 import { ActivityForm } from "./views/activityForm";
 import { RunsView } from "./views/runs";
 import { RunView } from "./views/run";

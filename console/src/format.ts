@@ -204,13 +204,20 @@ function offsetAt(t: number, zone: string): number {
     return asUtc - Math.floor(t / 1000) * 1000;
 }
 
-/** A wall time "2026-03-29T02:30" in `zone` → the instant (ISO, UTC). */
+/**
+ * A wall time "2026-03-29T02:30" in `zone` → the instant (ISO, UTC). As the
+ * service's default DST policy reads them: a wall time that happens twice is
+ * its first occurrence, one in a gap moves on by the gap (02:30 → 03:30).
+ */
 export function wallToIso(wall: string, zone: string): string | null {
     const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(wall);
     if (!m) return null;
     const naive = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0));
-    let t = naive - offsetAt(naive, zone);
-    t = naive - offsetAt(t, zone);
+    // The offsets a day before and after: a zone changes its offset at most once in between.
+    const before = offsetAt(naive - 86_400_000, zone);
+    const after = offsetAt(naive + 86_400_000, zone);
+    const fitting = [before, after].filter((o) => offsetAt(naive - o, zone) === o);
+    const t = fitting.length > 0 ? naive - Math.max(...fitting) : naive - before;
     return new Date(t).toISOString();
 }
 
@@ -219,4 +226,31 @@ export function isoToWall(iso: string, zone: string): string {
     const t = new Date(iso).getTime();
     const d = new Date(t + offsetAt(t, zone));
     return d.toISOString().slice(0, 16);
+}
+
+/** Nominal times per second of a trigger, an upper estimate (for chunking requests). */
+export function rateOf(t: Trigger): number {
+    if (t.type === "interval") {
+        const s = isoSeconds(t.every);
+        return s && s > 0 ? 1 / s : 1;
+    }
+    if (t.type === "cron" && t.cron) {
+        const f = t.cron.trim().split(/\s+/);
+        const count = (field: string | undefined, size: number): number => {
+            if (!field || field === "*") return size;
+            let n = 0;
+            for (const part of field.split(",")) {
+                const [range, step] = part.split("/");
+                const s = Number(step ?? 1) || 1;
+                if (range === "*") n += Math.ceil(size / s);
+                else if (range && range.includes("-")) {
+                    const [a, b] = range.split("-").map(Number);
+                    n += Math.floor(((b ?? 0) - (a ?? 0)) / s) + 1;
+                } else n += 1;
+            }
+            return Math.min(n, size);
+        };
+        return (count(f[0], 60) * count(f[1], 24)) / 86400;
+    }
+    return 1 / 60;
 }

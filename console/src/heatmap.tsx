@@ -1,5 +1,6 @@
 import type { JSX } from "preact";
 import type { Schemas } from "./api";
+import { CAL, calendarOf } from "./grid";
 import { colour } from "./palette";
 import { href, Link } from "./router";
 
@@ -10,17 +11,8 @@ export function Heatmap(props: { year: number; buckets: Bucket[]; planned: (day:
     const { year, buckets } = props;
     const byDay = new Map<string, Bucket>();
     for (const b of buckets) byDay.set(b.start.slice(0, 10), b);
-    const first = new Date(Date.UTC(year, 0, 1));
-    const offset = (first.getUTCDay() + 6) % 7; // Monday first
-    const days: Date[] = [];
-    for (let d = new Date(first); d.getUTCFullYear() === year; d = new Date(d.getTime() + 86400000)) days.push(d);
-    const cell = 11;
-    const gap = 2;
-    const left = 28;
-    const top = 14;
-    const weeks = Math.ceil((days.length + offset) / 7);
-    const w = left + weeks * (cell + gap);
-    const h = top + 7 * (cell + gap);
+    const cal = calendarOf(year);
+    const { days, width: w, height: h } = cal;
     const today = new Date().toISOString().slice(0, 10);
     const max = Math.max(1, ...buckets.map((b) => b.total));
     let withRuns = 0;
@@ -28,9 +20,7 @@ export function Heatmap(props: { year: number; buckets: Bucket[]; planned: (day:
     const rects = days.map((d, i) => {
         const k = d.toISOString().slice(0, 10);
         const b = byDay.get(k);
-        const idx = i + offset;
-        const x = left + Math.floor(idx / 7) * (cell + gap);
-        const y = top + (idx % 7) * (cell + gap);
+        const { x, y } = cal.dayAt(i);
         let fill = "var(--bg3)";
         let opacity = 1;
         let label = `${k}: no runs`;
@@ -45,27 +35,23 @@ export function Heatmap(props: { year: number; buckets: Bucket[]; planned: (day:
         const planned = k > today && props.planned(d);
         if (planned) label = `${k}: planned`;
         return (
-            <rect key={k} x={x} y={y} width={cell} height={cell} rx={2} fill={planned ? "transparent" : fill} fill-opacity={opacity} class={planned ? "planned" : k === today ? "today" : ""}>
+            <rect key={k} x={x} y={y} width={CAL.cell} height={CAL.cell} rx={2} fill={planned ? "transparent" : fill} fill-opacity={opacity} class={planned ? "planned" : k === today ? "today" : ""}>
                 <title>{label}</title>
             </rect>
         );
     });
-    const months = Array.from({ length: 12 }, (_, m) => {
-        const d = new Date(Date.UTC(year, m, 1));
-        const idx = Math.floor((d.getTime() - first.getTime()) / 86400000) + offset;
-        return (
-            <text key={m} x={left + Math.floor(idx / 7) * (cell + gap)} y={10}>
-                {d.toLocaleString("en", { month: "short", timeZone: "UTC" })}
-            </text>
-        );
-    });
+    const months = Array.from({ length: 12 }, (_, m) => (
+        <text key={m} x={cal.monthX(m)} y={10}>
+            {new Date(Date.UTC(year, m, 1)).toLocaleString("en", { month: "short", timeZone: "UTC" })}
+        </text>
+    ));
     return (
         <div>
             <div class="scroll-x" tabIndex={0} role="region" aria-label={`Calendar of ${year}`}>
                 <svg class="heatmap" width={w} height={h} viewBox={`0 0 ${w} ${h}`} role="img" aria-label={`Runs per day in ${year}: ${withRuns} days with runs, ${failedDays} with failures`}>
                     {months}
                     {["Mon", "Wed", "Fri"].map((d, i) => (
-                        <text key={d} x={0} y={top + (i * 2 + 1) * (cell + gap) - 3}>
+                        <text key={d} x={0} y={cal.weekdayY(i)}>
                             {d}
                         </text>
                     ))}

@@ -1,98 +1,12 @@
 import type { JSX } from "preact";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
-import { acp, ApiError, problemText, type Run, type Schemas, type Trigger } from "./api";
-import { duration, fmtTime, isoSeconds, runDuration } from "./format";
+import { getRun, type Entry, type Run } from "./api";
+import { duration, fmtTime, runDuration } from "./format";
+import { cellAt, cellRect, cellsPerRow, lastAtOrBefore, layoutOf, moveFocus, placeOf } from "./grid";
 import { cellKey, colour, RUN_STATUSES, TIMELINE_REASONS, words } from "./palette";
 import { href, navigate } from "./router";
 
-export type Entry = Schemas["TimelineEntry"];
-
-/** Nominal times per second of a trigger, an upper estimate (for chunking requests). */
-export function rateOf(t: Trigger): number {
-    if (t.type === "interval") {
-        const s = isoSeconds(t.every);
-        return s && s > 0 ? 1 / s : 1;
-    }
-    if (t.type === "cron" && t.cron) {
-        const f = t.cron.trim().split(/\s+/);
-        const count = (field: string | undefined, size: number): number => {
-            if (!field || field === "*") return size;
-            let n = 0;
-            for (const part of field.split(",")) {
-                const [range, step] = part.split("/");
-                const s = Number(step ?? 1) || 1;
-                if (range === "*") n += Math.ceil(size / s);
-                else if (range && range.includes("-")) {
-                    const [a, b] = range.split("-").map(Number);
-                    n += Math.floor(((b ?? 0) - (a ?? 0)) / s) + 1;
-                } else n += 1;
-            }
-            return Math.min(n, size);
-        };
-        return (count(f[0], 60) * count(f[1], 24)) / 86400;
-    }
-    return 1 / 60;
-}
-
-/** Every entry of `[from, to)`, fetched in chunks of at most ~900 times (the API answers 1000 at most). */
-export async function fetchTimeline(id: string, from: number, to: number, rate: number): Promise<Entry[]> {
-    const chunk = Math.max(60_000, Math.floor((990 / Math.max(rate, 1e-9)) * 1000));
-    const ranges: [number, number][] = [];
-    for (let a = from; a < to; a += chunk) ranges.push([a, Math.min(to, a + chunk)]);
-    const one = async (a: number, b: number): Promise<Entry[]> => {
-        const { data, error, response } = await acp().GET("/v1/activities/{id}/timeline", {
-            params: { path: { id }, query: { from: new Date(a).toISOString(), to: new Date(b).toISOString() } },
-        });
-        if (data) return data.items;
-        if (response.status === 422 && b - a > 2000) {
-            const mid = a + Math.floor((b - a) / 2000) * 1000;
-            const [x, y] = await Promise.all([one(a, mid), one(mid, b)]);
-            return x.concat(y);
-        }
-        throw new ApiError(problemText(error, response), response.status, error);
-    };
-    const out: Entry[][] = new Array(ranges.length);
-    let next = 0;
-    const worker = async () => {
-        while (next < ranges.length) {
-            const i = next++;
-            const [a, b] = ranges[i]!;
-            out[i] = await one(a, b);
-        }
-    };
-    // Five at a time: a browser opens six connections per host, and the change stream holds one.
-    await Promise.all([worker(), worker(), worker(), worker(), worker()]);
-    return out.flat();
-}
-
-interface Layout {
-    /** Left margin holding each row's start time. */
-    gutter: number;
-    rowSpan: number;
-    rows: number;
-    rowH: number;
-    cellW: number;
-    width: number;
-    height: number;
-}
-
-const SPANS = [300, 600, 900, 1800, 3600, 7200, 10800, 14400, 21600, 28800, 43200, 86400, 172800, 604800].map((s) => s * 1000);
-
-function layoutOf(n: number, from: number, to: number, full: number): Layout {
-    const total = to - from;
-    const gutter = n > (full - 52) / 8 ? 52 : 0;
-    const width = full - gutter;
-    const period = n > 0 ? total / n : total;
-    let rowSpan = total;
-    if (n > width / 8) {
-        rowSpan = SPANS.find((s) => total / s <= 120 && s / period <= width / 3) ?? total / Math.ceil(n / Math.max(1, Math.floor(width / 3)));
-        if (rowSpan > total) rowSpan = total;
-    }
-    const rows = Math.max(1, Math.ceil(total / rowSpan - 1e-9));
-    const rowH = rows === 1 ? 40 : Math.max(6, Math.min(28, Math.floor(560 / rows)));
-    const cellW = Math.max(1, (width * period) / rowSpan);
-    return { gutter, rowSpan, rows, rowH, cellW, width, height: rows * rowH };
-}
+export type { Entry };
 
 export interface TimelineProps {
     entries: Entry[];
@@ -117,14 +31,7 @@ export function Timeline({ entries, from, to, zone, now }: TimelineProps): JSX.E
     const keys = useMemo(() => entries.map((e, i) => cellKey(e.status, e.reason, times[i]! > now)), [entries, times, now]);
     const focus = useMemo(() => {
         if (focusT === null || times.length === 0) return null;
-        let lo = 0;
-        let hi = times.length - 1;
-        while (lo < hi) {
-            const mid = (lo + hi + 1) >> 1;
-            if (times[mid]! <= focusT) lo = mid;
-            else hi = mid - 1;
-        }
-        return lo;
+        return lastAtOrBefore(times, focusT);
     }, [focusT, times]);
     const setFocus = (i: number | null) => setFocusT(i === null ? null : (times[i] ?? null));
     useLayoutEffect(() => {
@@ -142,13 +49,7 @@ export function Timeline({ entries, from, to, zone, now }: TimelineProps): JSX.E
         };
     }, []);
     const L = useMemo(() => layoutOf(entries.length, from, to, Math.max(width, 100)), [entries.length, from, to, width]);
-    const geom = (i: number) => {
-        const t = times[i]! - from;
-        const row = Math.min(L.rows - 1, Math.floor(t / L.rowSpan));
-        const x = L.gutter + ((t - row * L.rowSpan) / L.rowSpan) * L.width;
-        const gap = L.cellW >= 4 ? 1 : 0;
-        return { x, y: row * L.rowH, w: Math.max(1, L.cellW - gap), h: L.rowH - (L.rows > 1 ? 1 : 0) };
-    };
+    const geom = (i: number) => cellRect(L, from, times[i]!);
     useEffect(() => {
         const c = canvas.current;
         if (!c || width === 0) return;
@@ -216,9 +117,7 @@ export function Timeline({ entries, from, to, zone, now }: TimelineProps): JSX.E
         g.fill();
         // "Now".
         if (now > from && now < to) {
-            const t = now - from;
-            const row = Math.floor(t / L.rowSpan);
-            const x = L.gutter + ((t - row * L.rowSpan) / L.rowSpan) * L.width;
+            const { row, x } = placeOf(L, from, now);
             g.fillStyle = ink;
             g.fillRect(x, row * L.rowH, 2, L.rowH);
         }
@@ -236,22 +135,7 @@ export function Timeline({ entries, from, to, zone, now }: TimelineProps): JSX.E
         const c = canvas.current;
         if (!c || entries.length === 0) return null;
         const b = c.getBoundingClientRect();
-        const x = ev.clientX - b.left - L.gutter;
-        const y = ev.clientY - b.top;
-        const row = Math.floor(y / L.rowH);
-        const t = from + row * L.rowSpan + (x / L.width) * L.rowSpan;
-        // The cell whose span holds t: the last time ≤ t (within a cell's width).
-        let lo = 0;
-        let hi = times.length - 1;
-        while (lo < hi) {
-            const mid = (lo + hi + 1) >> 1;
-            if (times[mid]! <= t) lo = mid;
-            else hi = mid - 1;
-        }
-        const r = geom(lo);
-        const cx = x + L.gutter;
-        if (cx >= r.x - 1 && cx <= r.x + Math.max(r.w, 3) + 1 && y >= r.y && y <= r.y + L.rowH) return lo;
-        return null;
+        return cellAt(L, from, times, ev.clientX - b.left, ev.clientY - b.top);
     };
     const shown = focus ?? hover;
     const cur = shown !== null ? entries[shown] : undefined;
@@ -259,9 +143,7 @@ export function Timeline({ entries, from, to, zone, now }: TimelineProps): JSX.E
         if (!cur?.run_id || runs[cur.run_id]) return;
         const id = cur.run_id;
         const h = window.setTimeout(() => {
-            void acp()
-                .GET("/v1/runs/{run_id}", { params: { path: { run_id: id } } })
-                .then(({ data }) => data && setRuns((m) => ({ ...m, [id]: data })));
+            void getRun(id).then((data) => data && setRuns((m) => ({ ...m, [id]: data })));
         }, 120);
         return () => window.clearTimeout(h);
     }, [cur?.run_id]);
@@ -282,36 +164,13 @@ export function Timeline({ entries, from, to, zone, now }: TimelineProps): JSX.E
     };
     const onKey = (ev: KeyboardEvent) => {
         if (entries.length === 0) return;
-        const n = entries.length;
-        const perRow = Math.max(1, Math.round(L.rowSpan / ((to - from) / n)));
-        let i = focus ?? -1;
-        switch (ev.key) {
-            case "ArrowRight":
-                i = Math.min(n - 1, i + 1);
-                break;
-            case "ArrowLeft":
-                i = i < 0 ? 0 : Math.max(0, i - 1);
-                break;
-            case "ArrowDown":
-                i = Math.min(n - 1, i < 0 ? 0 : i + perRow);
-                break;
-            case "ArrowUp":
-                i = Math.max(0, i - perRow);
-                break;
-            case "Home":
-                i = 0;
-                break;
-            case "End":
-                i = n - 1;
-                break;
-            case "Enter":
-            case " ":
-                if (focus !== null) open(focus);
-                ev.preventDefault();
-                return;
-            default:
-                return;
+        if (ev.key === "Enter" || ev.key === " ") {
+            if (focus !== null) open(focus);
+            ev.preventDefault();
+            return;
         }
+        const i = moveFocus(ev.key, focus, entries.length, cellsPerRow(L, from, to, entries.length));
+        if (i === null) return;
         ev.preventDefault();
         setFocus(i);
     };

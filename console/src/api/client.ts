@@ -1,5 +1,5 @@
 import { createAcpClient, type AcpClient, type Problem, type Schemas } from "@acp/client";
-import { signal } from "./signal";
+import { signal } from "../signal";
 
 export type { Schemas };
 export type Activity = Schemas["ActivityResponse"];
