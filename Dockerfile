@@ -25,24 +25,33 @@ WORKDIR /src
 ENV CARGO_PROFILE_RELEASE_STRIP=symbols
 
 # Dependencies first, against stub sources, so this slow layer (the SDK,
-# axum, sqlx...) is reused until Cargo.toml or Cargo.lock change.
+# axum, sqlx...) is reused until a manifest or Cargo.lock change. The
+# workspace's crates (crates/*) need their manifests and a stub root each.
 COPY Cargo.toml Cargo.lock ./
+COPY crates/domain/Cargo.toml crates/domain/
+COPY crates/store/Cargo.toml crates/store/
+COPY crates/temporal/Cargo.toml crates/temporal/
+COPY crates/service/Cargo.toml crates/service/
 RUN mkdir src \
  && echo 'fn main() {}' > src/main.rs \
  && touch src/lib.rs \
+ && for crate in domain store temporal service; do \
+      mkdir crates/$crate/src && touch crates/$crate/src/lib.rs; \
+    done \
  && cargo build --release --bin acp \
- && rm -rf src
+ && rm -rf src crates/*/src
 
-# Then the real sources (src/, migrations/ embedded by sqlx::migrate!, .sqlx/
-# with the query macros' offline data, ...; .dockerignore keeps target/,
-# tools/ and .git out). The store's statements are checked against that data,
-# not a database (there is none here): SQLX_OFFLINE. Touch the crate roots so
-# cargo rebuilds the crate rather than trusting the stubs' timestamps.
+# Then the real sources (src/, crates/, migrations/ embedded by the store's
+# sqlx::migrate!, .sqlx/ with the query macros' offline data, which they find
+# at the workspace root, ...; .dockerignore keeps target/, tools/ and .git
+# out). The store's statements are checked against that data, not a
+# database (there is none here): SQLX_OFFLINE. Touch the crate roots so
+# cargo rebuilds the crates rather than trusting the stubs' timestamps.
 COPY . .
 COPY --from=console /src/console/dist console/dist
 ENV SQLX_OFFLINE=true
 RUN test -n "$(ls .sqlx/query-*.json)" \
- && touch src/main.rs src/lib.rs \
+ && touch src/main.rs src/lib.rs crates/*/src/lib.rs \
  && cargo build --release --bin acp
 
 # --- runtime ---------------------------------------------------------------

@@ -12,16 +12,16 @@
 
 use std::time::Duration;
 
-use crate::service::Services;
-use crate::service::alerts::Alerts;
-use crate::service::duties::{Duty, DutyBoard};
-use crate::store::lease::DutyLease;
+use acp_service::Services;
+use acp_service::alerts::Alerts;
+use acp_service::duties::{Duty, DutyBoard, DutyLease};
 
-pub use crate::service::alerts::ALERT_LOCK_KEY;
+pub use acp_service::alerts::ALERT_LOCK_KEY;
 
 pub struct Evaluator {
     alerts: Alerts,
     duties: DutyBoard,
+    lease: DutyLease,
 }
 
 impl Evaluator {
@@ -29,6 +29,7 @@ impl Evaluator {
         Self {
             alerts: services.alerts.clone(),
             duties: services.duties.clone(),
+            lease: services.duty_lease(Duty::AlertEvaluation),
         }
     }
 
@@ -38,23 +39,27 @@ impl Evaluator {
     /// over when its holder goes.
     pub async fn run(self, interval: Duration, shutdown: impl Future<Output = ()>) {
         let duty = Duty::AlertEvaluation;
-        let mut lease = DutyLease::new(self.alerts.store().pool(), duty.lease_key());
+        let Self {
+            alerts,
+            duties,
+            mut lease,
+        } = self;
         tokio::pin!(shutdown);
         loop {
-            if self.duties.turn(duty, &mut lease).await {
+            if duties.turn(duty, &mut lease).await {
                 // A pass stops where it is at shutdown: each alert it opens
                 // or resolves is one statement, its lock is its transaction's
                 // (freed by the rollback), and the next pass evaluates
                 // everything again.
                 let passed = tokio::select! {
                     _ = &mut shutdown => break,
-                    passed = self.alerts.pass() => passed,
+                    passed = alerts.pass() => passed,
                 };
                 if let Err(err) = &passed {
                     tracing::warn!(error = %err, "alert evaluation failed");
                 }
-                crate::metrics::duty_pass(duty.as_str(), passed.is_ok());
-            } else if let Err(err) = self.alerts.refresh_gauge().await {
+                acp_service::metrics::duty_pass(duty.as_str(), passed.is_ok());
+            } else if let Err(err) = alerts.refresh_gauge().await {
                 tracing::debug!(error = %err, "could not refresh the alert gauge");
             }
             tokio::select! {
@@ -62,6 +67,6 @@ impl Evaluator {
                 _ = tokio::time::sleep(interval) => {}
             }
         }
-        self.duties.leave(duty, &mut lease).await;
+        duties.leave(duty, &mut lease).await;
     }
 }

@@ -22,9 +22,9 @@ use crate::api::extract::BodyLimit;
 use crate::api::{self, AppState};
 use crate::config::{HttpOptions, Settings, redact_url};
 use crate::reconcile::Reconciler;
-use crate::service::duties::{Duty, Role};
-use crate::store;
-use crate::temporal::TemporalGateway;
+use acp_service::Services;
+use acp_service::duties::{Duty, Role};
+use acp_temporal::TemporalGateway;
 
 /// How often an idle event dispatcher looks for rows other processes left.
 const DISPATCH_POLL: Duration = Duration::from_secs(1);
@@ -44,17 +44,14 @@ pub enum Service {
 }
 
 pub fn build_state(settings: &Settings) -> anyhow::Result<AppState> {
-    let pool = store::lazy_pool(&settings.database_url, settings.db_max_connections)?;
+    let pool = acp_service::lazy_pool(&settings.database_url, settings.db_max_connections)?;
     let mut state = AppState::new(
-        pool.clone(),
+        pool,
         Arc::new(TemporalGateway::new(settings.temporal())),
         &settings.task_queue,
     );
     if let Some(services) = Arc::get_mut(&mut state.services) {
-        services.changes = crate::service::changes::ChangeFeed::new(
-            store::changes::ChangeStore::new(pool),
-            settings.stream_buffer,
-        );
+        services.set_stream_buffer(settings.stream_buffer);
     }
     Ok(state)
 }
@@ -238,10 +235,10 @@ pub async fn shutdown_signal() {
 
 /// Migrations at start-up, waiting a while for a database that is still
 /// coming up (containers start in any order).
-async fn migrate_with_retry(pool: &sqlx::PgPool, settings: &Settings) -> anyhow::Result<()> {
+async fn migrate_with_retry(services: &Services, settings: &Settings) -> anyhow::Result<()> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        match store::migrate(pool).await {
+        match services.migrate().await {
             Ok(()) => return Ok(()),
             Err(err) if tokio::time::Instant::now() < deadline => {
                 tracing::warn!(error = %err, url = %redact_url(&settings.database_url), "migrations failed; retrying");
@@ -263,11 +260,10 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
             settings.listen
         );
     }
-    crate::metrics::set_activity_label(settings.metrics_activity_label);
+    acp_service::metrics::set_activity_label(settings.metrics_activity_label);
     let state = build_state(&settings)?;
-    let pool = state.services.activities.store().pool().clone();
     if command == Service::Serve {
-        migrate_with_retry(&pool, &settings).await?;
+        migrate_with_retry(&state.services, &settings).await?;
     }
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let stopped = move || {

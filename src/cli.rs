@@ -1,11 +1,12 @@
 //! Subcommands of the one binary, and what each one runs.
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 
 use crate::app;
-use crate::auth::Scope;
 use crate::config::Settings;
-use crate::store::{self, KeyStore};
+use acp_domain::auth::Scope;
+use acp_service::Keys;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -44,7 +45,7 @@ pub enum KeysCommand {
         /// Who or what holds the key.
         #[arg(long)]
         name: String,
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = scope_parser())]
         scope: Scope,
     },
     /// List every key (never their tokens).
@@ -56,6 +57,13 @@ pub enum KeysCommand {
     },
 }
 
+/// `--scope`: one of the scopes' names (the domain's `Scope` knows nothing
+/// of clap), listed in `--help`.
+fn scope_parser() -> impl TypedValueParser<Value = Scope> {
+    PossibleValuesParser::new(Scope::ALL.map(Scope::as_str))
+        .try_map(|name: String| Scope::parse(&name).ok_or("not a scope"))
+}
+
 /// Runs one subcommand to completion.
 pub async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
     match command {
@@ -64,8 +72,8 @@ pub async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Migrate => {
-            let pool = store::lazy_pool(&settings.database_url, 2)?;
-            store::migrate(&pool).await?;
+            let pool = acp_service::lazy_pool(&settings.database_url, 2)?;
+            acp_service::migrate(&pool).await?;
             tracing::info!("migrations applied");
             Ok(())
         }
@@ -79,9 +87,9 @@ pub async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
 /// `acp keys …`: the token of a new key goes to stdout alone, so that
 /// `TOKEN=$(acp keys create …)` works; everything else is for people.
 async fn run_keys(command: KeysCommand, settings: &Settings) -> anyhow::Result<()> {
-    let pool = store::lazy_pool(&settings.database_url, 2)?;
-    store::migrate(&pool).await?;
-    let keys = KeyStore::new(pool);
+    let pool = acp_service::lazy_pool(&settings.database_url, 2)?;
+    acp_service::migrate(&pool).await?;
+    let keys = Keys::new(pool);
     match command {
         KeysCommand::Create { name, scope } => {
             let name = crate::api::keys::validate_name(&name).map_err(|_| {
@@ -114,7 +122,7 @@ async fn run_keys(command: KeysCommand, settings: &Settings) -> anyhow::Result<(
         }
         KeysCommand::Revoke { id } => match keys.revoke(id).await {
             Ok(key) => eprintln!("revoked API key {} ({})", key.id, key.name),
-            Err(store::StoreError::NotFound) => anyhow::bail!("no API key {id}"),
+            Err(acp_service::Error::NotFound(_)) => anyhow::bail!("no API key {id}"),
             Err(err) => return Err(err.into()),
         },
     }

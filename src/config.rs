@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use crate::temporal::TemporalSettings;
+use acp_temporal::TemporalSettings;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -66,7 +66,7 @@ pub struct Settings {
 
     /// How many changes a stream (`GET /v1/stream`) may fall behind before
     /// it is sent `resync` and closed.
-    #[arg(long, env = "ACP_STREAM_BUFFER", default_value_t = crate::service::DEFAULT_STREAM_BUFFER, global = true)]
+    #[arg(long, env = "ACP_STREAM_BUFFER", default_value_t = acp_service::DEFAULT_STREAM_BUFFER, global = true)]
     pub stream_buffer: usize,
 
     /// Task queue of the launcher and run workflows.

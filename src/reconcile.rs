@@ -4,18 +4,17 @@
 
 use std::time::Duration;
 
-use crate::service::Services;
-use crate::service::duties::{Duty, DutyBoard};
-use crate::service::reconcile::Reconciliation;
-use crate::store::StoreError;
-use crate::store::lease::DutyLease;
+use acp_service::Services;
+use acp_service::StoreError;
+use acp_service::duties::{Duty, DutyBoard, DutyLease};
+use acp_service::reconcile::Reconciliation;
 
-pub use crate::service::reconcile::{Clock, DRIFT_CHECKS_PER_PASS, PassReport, RECONCILE_LOCK_KEY};
+pub use acp_service::reconcile::{Clock, DRIFT_CHECKS_PER_PASS, PassReport, RECONCILE_LOCK_KEY};
 
 pub struct Reconciler {
     reconciliation: Reconciliation,
     duties: DutyBoard,
-    pool: sqlx::PgPool,
+    lease: DutyLease,
 }
 
 impl Reconciler {
@@ -23,7 +22,7 @@ impl Reconciler {
         Self {
             reconciliation: Reconciliation::new(services),
             duties: services.duties.clone(),
-            pool: services.activities.store().pool().clone(),
+            lease: services.duty_lease(Duty::Reconcile),
         }
     }
 
@@ -43,27 +42,31 @@ impl Reconciler {
     /// resolves, while this process holds the reconcile duty; otherwise it
     /// stands by and takes the duty over when its holder goes.
     pub async fn run(self, interval: Duration, shutdown: impl Future<Output = ()>) {
-        let mut lease = DutyLease::new(&self.pool, Duty::Reconcile.lease_key());
+        let Self {
+            reconciliation,
+            duties,
+            mut lease,
+        } = self;
         tokio::pin!(shutdown);
         loop {
-            if self.duties.turn(Duty::Reconcile, &mut lease).await {
+            if duties.turn(Duty::Reconcile, &mut lease).await {
                 // A pass stops where it is at shutdown: each step is an
                 // upsert the next pass repeats, and its lock is its
                 // transaction's, freed by the rollback.
                 let passed = tokio::select! {
                     _ = &mut shutdown => break,
-                    passed = self.pass() => passed,
+                    passed = reconciliation.pass() => passed,
                 };
                 if let Err(err) = &passed {
                     tracing::warn!(error = %err, "reconcile pass failed");
                 }
-                crate::metrics::duty_pass(Duty::Reconcile.as_str(), passed.is_ok());
+                acp_service::metrics::duty_pass(Duty::Reconcile.as_str(), passed.is_ok());
             }
             tokio::select! {
                 _ = &mut shutdown => break,
                 _ = tokio::time::sleep(interval) => {}
             }
         }
-        self.duties.leave(Duty::Reconcile, &mut lease).await;
+        duties.leave(Duty::Reconcile, &mut lease).await;
     }
 }

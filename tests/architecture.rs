@@ -1,37 +1,32 @@
-//! The layers of `src/` (docs/ARCHITECTURE.md): a module may use its own
-//! layer and the ones below it, never one above. Read from the sources, so
-//! a `use crate::api::…` in a store fails here, not in a review. Handlers
-//! do not name the store at all: they call the use cases.
+//! The layers (docs/ARCHITECTURE.md) are crates: `acp-domain` <- `acp-store`,
+//! `acp-temporal` <- `acp-service` <- the server (this package), and Cargo
+//! refuses a path to a crate that is not a dependency. What Cargo cannot
+//! say is checked here: which dependencies each crate may have (a line
+//! added to a manifest would otherwise quietly undo a layer), and, inside
+//! the server's `src/`, that a module uses its own layer and those below
+//! it, never one above.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Each top-level module of the crate and its layer, lowest first.
-const LAYERS: [(&str, u8); 17] = [
-    // Decisions and shared leaves: no I/O.
-    ("domain", 0),
-    ("faults", 0),
+/// Each top-level module of the server crate and its layer, lowest first.
+const LAYERS: [(&str, u8); 11] = [
+    // The HTTP metrics and the text page: a leaf.
     ("metrics", 0),
-    // Adapters: PostgreSQL, Temporal, key checks.
-    ("store", 1),
-    ("temporal", 1),
-    ("auth", 1),
-    // Use cases.
-    ("service", 2),
     // Drivers: HTTP (its error shape too), brokers, the background loops,
     // and the Temporal worker (its activities call the use cases; the
-    // workflows and the activities' contract they call stay in `temporal`).
-    ("api", 3),
-    ("brokers", 3),
-    ("alerting", 3),
-    ("reconcile", 3),
-    ("worker", 3),
+    // workflows and the activities' contract they call are acp-temporal's).
+    ("api", 1),
+    ("brokers", 1),
+    ("alerting", 1),
+    ("reconcile", 1),
+    ("worker", 1),
     // Wiring.
-    ("config", 4),
-    ("app", 4),
-    ("cli", 4),
-    ("main", 4),
-    ("lib", 4),
+    ("config", 2),
+    ("app", 2),
+    ("cli", 2),
+    ("main", 2),
+    ("lib", 2),
 ];
 
 fn layer_of(module: &str) -> Option<u8> {
@@ -121,64 +116,126 @@ fn no_module_uses_a_layer_above_its_own() {
 
 #[test]
 fn the_reader_finds_both_forms_of_a_crate_path() {
-    let text = "use crate::store::RunStore;\nuse crate::{api, service::Runs};\nlet x = crate::metrics::RUNS;";
-    assert_eq!(named_modules(text), ["store", "api", "service", "metrics"]);
+    let text = "use crate::worker::spawn;\nuse crate::{api, app::Service};\nlet x = crate::metrics::HTTP_REQUESTS;";
+    assert_eq!(named_modules(text), ["worker", "api", "app", "metrics"]);
 }
 
-/// The one file under `src/api` that names `crate::store`, by design and no
-/// handler: `api/error.rs` gives the store's typed failures (`StoreError`,
-/// which handlers only meet inside `service::Error`) their HTTP status.
-const API_FILES_NAMING_THE_STORE: [&str; 1] = ["api/error.rs"];
-
-/// Handlers reach PostgreSQL only through the use cases: what they pass and
-/// get is the services' or the domain's, so no file under `src/api` but
-/// the error shape names `crate::store` (docs/ARCHITECTURE.md).
+/// Handlers speak HTTP and call the use cases; the other drivers (the
+/// worker, the broker consumers, the background loops) are none of theirs.
 #[test]
-fn handlers_do_not_name_the_store() {
+fn handlers_do_not_name_the_other_drivers() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src.join("api"), &mut files);
-    let mut naming: Vec<String> = files
-        .iter()
-        .filter(|file| {
-            let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{e}"));
-            named_modules(&text).iter().any(|m| m == "store")
-        })
-        .map(|file| {
-            file.strip_prefix(&src)
-                .unwrap_or(file)
-                .display()
-                .to_string()
-        })
-        .collect();
-    naming.sort();
-    assert_eq!(
-        naming, API_FILES_NAMING_THE_STORE,
-        "a handler names `crate::store`: call a service (src/service) and use its or the domain's types"
+    assert!(files.len() > 20, "{files:?}");
+    let mut naming: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{e}"));
+        for module in named_modules(&text) {
+            if ["worker", "brokers", "alerting", "reconcile"].contains(&module.as_str()) {
+                naming
+                    .entry(
+                        file.strip_prefix(&src)
+                            .unwrap_or(file)
+                            .display()
+                            .to_string(),
+                    )
+                    .or_default()
+                    .push(module);
+            }
+        }
+    }
+    assert!(
+        naming.is_empty(),
+        "handlers naming another driver: call a service (acp-service) instead: {naming:#?}"
     );
 }
 
-/// The Temporal adapter speaks the SDK and protobuf: its workflows name
-/// activities by their contract, and what an activity does to the rows is a
-/// use case the worker calls (`service::execution`, `service::deliveries`).
-/// So no file under `src/temporal` names `crate::store`.
+/// The packages named in a manifest's `[dependencies]` (not its dev- or
+/// build-dependencies, which do not ship in the layer).
+fn dependencies(manifest: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut inside = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            inside = line == "[dependencies]";
+        } else if inside && !line.starts_with('#') {
+            if let Some((name, _)) = line.split_once('=') {
+                names.push(name.trim().to_owned());
+            }
+        }
+    }
+    names
+}
+
 #[test]
-fn the_temporal_adapter_does_not_name_the_store() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src.join("temporal"), &mut files);
-    assert!(files.len() > 10, "{files:?}");
-    let naming: Vec<String> = files
-        .iter()
-        .filter(|file| {
-            let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{e}"));
-            named_modules(&text).iter().any(|m| m == "store")
-        })
-        .map(|file| file.display().to_string())
-        .collect();
+fn the_manifest_reader_reads_only_the_dependencies() {
+    let manifest = "[package]\nname = \"x\"\n\n[dependencies]\n# a note\nserde = \"1\"\nacp-domain = { path = \"../domain\" }\n\n[dev-dependencies]\ntokio = \"1\"\n";
+    assert_eq!(dependencies(manifest), ["serde", "acp-domain"]);
+}
+
+/// What each crate must not depend on: a crate above its layer, or I/O
+/// below the use cases where none belongs.
+const FORBIDDEN: [(&str, &[&str]); 5] = [
+    // The decisions: no crate of ours, no I/O.
+    (
+        "crates/domain",
+        &[
+            "acp-store",
+            "acp-temporal",
+            "acp-service",
+            "sqlx",
+            "tokio",
+            "tonic",
+            "reqwest",
+            "axum",
+            "hyper",
+            "lapin",
+            "async-nats",
+            "temporalio-",
+        ],
+    ),
+    (
+        "crates/store",
+        &["acp-temporal", "acp-service", "axum", "temporalio-"],
+    ),
+    // The Temporal adapter names activities by their contract; what they do
+    // to the rows is a use case the worker calls.
+    (
+        "crates/temporal",
+        &["acp-store", "acp-service", "sqlx", "axum"],
+    ),
+    // Use cases: no HTTP types.
+    ("crates/service", &["axum", "utoipa-axum", "tower-http"]),
+    // The server reaches PostgreSQL through the use cases only (tests may
+    // name the store: it is a dev-dependency).
+    (".", &["acp-store"]),
+];
+
+#[test]
+fn each_crate_depends_only_on_the_layers_below_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut offending: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (dir, forbidden) in FORBIDDEN {
+        let path = root.join(dir).join("Cargo.toml");
+        let manifest =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let names = dependencies(&manifest);
+        assert!(
+            !names.is_empty(),
+            "{} names no dependencies",
+            path.display()
+        );
+        for name in names {
+            if forbidden.iter().any(|f| name.starts_with(f)) {
+                offending.entry(dir).or_default().push(name);
+            }
+        }
+    }
     assert!(
-        naming.is_empty(),
-        "the Temporal adapter names `crate::store`: move the rows' part into a use case (src/service) the worker calls: {naming:?}"
+        offending.is_empty(),
+        "dependencies across the layers (docs/ARCHITECTURE.md): {offending:#?}"
     );
 }
 

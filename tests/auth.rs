@@ -5,7 +5,7 @@ use crate::common;
 
 use std::process::Command;
 
-use acp::auth::Scope;
+use acp_domain::auth::Scope;
 use common::*;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -115,7 +115,7 @@ async fn key(app: &TestApp, scope: Scope) -> (String, String) {
         .create(&format!("{scope}-key"), scope)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let id = acp::auth::parse(&token)
+    let id = acp_domain::auth::parse(&token)
         .map(|(id, _)| id.to_string())
         .unwrap_or_default();
     (id, token)
@@ -143,7 +143,8 @@ async fn every_v1_operation_by_every_scope(pool: PgPool) {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let forged = {
-        let (id, _) = acp::auth::parse(&tokens[3].1).unwrap_or_else(|| panic!("token shape"));
+        let (id, _) =
+            acp_domain::auth::parse(&tokens[3].1).unwrap_or_else(|| panic!("token shape"));
         format!("acp_{}_{}", id.simple(), "0".repeat(64))
     };
 
@@ -363,7 +364,7 @@ async fn acp_keys_cli_prints_a_token_once_and_revokes(pool: PgPool) {
     );
     let token = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     assert!(
-        acp::auth::parse(&token).is_some(),
+        acp_domain::auth::parse(&token).is_some(),
         "stdout is the token alone: {token:?}"
     );
     let (status, _, _) = call_json(&app, Method::GET, "/v1/activities", &token, &Value::Null).await;
@@ -380,7 +381,7 @@ async fn acp_keys_cli_prints_a_token_once_and_revokes(pool: PgPool) {
 
     let list = acp(&pool, &["keys", "list"]);
     let listing = String::from_utf8_lossy(&list.stdout);
-    let id = acp::auth::parse(&token)
+    let id = acp_domain::auth::parse(&token)
         .map(|(id, _)| id.to_string())
         .unwrap_or_default();
     assert!(
@@ -409,7 +410,7 @@ async fn acp_keys_cli_prints_a_token_once_and_revokes(pool: PgPool) {
 
 #[sqlx::test(migrations = "./migrations")]
 async fn auth_off_only_when_asked_and_then_open(pool: PgPool) {
-    let gateway = std::sync::Arc::new(acp::temporal::TemporalGateway::new(temporal_settings(
+    let gateway = std::sync::Arc::new(acp_temporal::TemporalGateway::new(temporal_settings(
         &closed_address(),
         "default",
     )));

@@ -13,15 +13,15 @@ use crate::common;
 use std::sync::Arc;
 use std::time::Instant;
 
-use acp::domain::calendar::{
+use acp_domain::calendar::{
     DstPolicy, Repeated, Skipped, dst_exceptions, engine_times, times_after,
 };
-use acp::domain::duration::IsoDuration;
-use acp::domain::trigger::{
+use acp_domain::duration::IsoDuration;
+use acp_domain::trigger::{
     Cadence, CatchupLimit, CronExpr, MisfirePolicy, ScheduledTrigger, TimeZoneName,
 };
-use acp::temporal::TemporalGateway;
-use acp::temporal::translate;
+use acp_temporal::TemporalGateway;
+use acp_temporal::translate;
 use chrono::{DateTime, Duration, Offset, TimeZone, Utc};
 use futures::StreamExt;
 use temporalio_client::grpc::WorkflowService;

@@ -10,14 +10,14 @@
 //! The statements: `ActivityStore::list`, `AlertStore::list`,
 //! `EventStore::list` and `RunStore::list_runs` (`list_runs_query`).
 
-use acp::auth::{Scope, UnconfirmedKey};
-use acp::domain::activity::ActivityDefinition;
-use acp::domain::alert::{AlertKind, Breach};
-use acp::domain::query::{ActivityFilter, AlertFilter, EventFilter, RunFilter};
-use acp::domain::run::{RunStatus, RunTrigger};
-use acp::domain::trigger::TriggerType;
-use acp::store::runs::NewRun;
-use acp::store::{ActivityStore, AlertStore, EventStore, KeyStore, RunStore};
+use acp_domain::activity::ActivityDefinition;
+use acp_domain::alert::{AlertKind, Breach};
+use acp_domain::auth::{Scope, UnconfirmedKey};
+use acp_domain::query::{ActivityFilter, AlertFilter, EventFilter, RunFilter};
+use acp_domain::run::{RunStatus, RunTrigger};
+use acp_domain::trigger::TriggerType;
+use acp_store::runs::NewRun;
+use acp_store::{ActivityStore, AlertStore, EventStore, KeyStore, RunStore};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 use sqlx::PgPool;

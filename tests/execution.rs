@@ -69,7 +69,7 @@ async fn interval_activity_runs_noop_and_signed_webhook_tasks(pool: PgPool) {
         assert_eq!(run["workflow_id"], expected);
         assert_eq!(
             run["run_id"],
-            acp::domain::ids::run_id(&expected).to_string()
+            acp_domain::ids::run_id(&expected).to_string()
         );
         assert_eq!(run["trigger_type"], "interval");
         assert_eq!(run["definition_version"], 1);
@@ -104,7 +104,7 @@ async fn interval_activity_runs_noop_and_signed_webhook_tasks(pool: PgPool) {
             assert_eq!(task["workflow_id"], workflow_id);
             assert_eq!(
                 task["id"],
-                acp::domain::ids::task_instance_id(&workflow_id).to_string()
+                acp_domain::ids::task_instance_id(&workflow_id).to_string()
             );
             assert_eq!(task["status"], "succeeded");
             assert_eq!(task["index"], index);
@@ -130,7 +130,7 @@ async fn interval_activity_runs_noop_and_signed_webhook_tasks(pool: PgPool) {
             .unwrap_or_default();
         assert_eq!(
             signature,
-            acp::temporal::webhook::sign(b"s3cret-for-tests", body)
+            acp_temporal::webhook::sign(b"s3cret-for-tests", body)
         );
         let payload: Value = serde_json::from_slice(body).unwrap_or_default();
         assert_eq!(payload["run"]["activity_id"], id);

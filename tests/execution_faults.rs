@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use acp::faults::Faults;
+use acp_service::faults::Faults;
 use common::*;
 use serde_json::{Value, json};
 use sqlx::PgPool;

@@ -36,7 +36,7 @@ async fn request_ids_are_kept_or_made_and_echoed(pool: PgPool) {
 
 #[sqlx::test(migrations = "./migrations")]
 async fn cors_allows_only_configured_origins(pool: PgPool) {
-    let gateway = Arc::new(acp::temporal::TemporalGateway::new(temporal_settings(
+    let gateway = Arc::new(acp_temporal::TemporalGateway::new(temporal_settings(
         &closed_address(),
         "default",
     )));

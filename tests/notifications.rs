@@ -137,7 +137,7 @@ async fn a_receiver_failing_twice_gets_each_event_once_signed_and_every_attempt_
             .unwrap_or_default();
         assert_eq!(
             signature,
-            acp::temporal::webhook::sign(SECRET.as_bytes(), bytes)
+            acp_temporal::webhook::sign(SECRET.as_bytes(), bytes)
         );
         let event: Value = serde_json::from_slice(bytes).unwrap_or_default();
         assert_eq!(event["specversion"], "1.0");
@@ -269,10 +269,10 @@ async fn a_later_notification_of_a_run_waits_for_the_earlier_one(pool: PgPool) {
     let failed = record("run.failed", "run-a").await;
     let succeeded = record("run.succeeded", "run-a").await;
     let other = record("run.succeeded", "run-b").await;
-    let store = acp::store::NotificationStore::new(pool.clone());
+    let store = acp_store::NotificationStore::new(pool.clone());
     assert_eq!(store.fan_out(100).await.ok(), Some(3));
     let destination = format!("subscription:{subscription}");
-    let delivery = |n| acp::domain::notify::delivery_id(n, &destination);
+    let delivery = |n| acp_domain::notify::delivery_id(n, &destination);
 
     let ready = store.deliverable(100).await.unwrap_or_default();
     assert_eq!(ready, [delivery(failed), delivery(other)]);

@@ -4,8 +4,8 @@
 
 use crate::common;
 
-use acp::domain::calendar::{DstPolicy, Repeated, Skipped, dst_exceptions};
-use acp::domain::trigger::{Cadence, CronExpr, TimeZoneName};
+use acp_domain::calendar::{DstPolicy, Repeated, Skipped, dst_exceptions};
+use acp_domain::trigger::{Cadence, CronExpr, TimeZoneName};
 use chrono::{DateTime, Utc};
 use common::*;
 use serde_json::{Value, json};

@@ -161,7 +161,7 @@ async fn drift_is_repaired_and_orphans_are_removed(pool: PgPool) {
         "activity-not-a-uuid".to_owned(),
         format!("billing-{}", uuid::Uuid::new_v4()),
     ];
-    let desired = acp::temporal::translate::desired_schedule(
+    let desired = acp_temporal::translate::desired_schedule(
         &app.state
             .services
             .activities

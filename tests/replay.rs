@@ -21,7 +21,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use acp::temporal::workflows::{
+use acp_temporal::workflows::{
     LaunchScheduledRunWorkflow, RunActivityWorkflow, TaskInstanceWorkflow,
 };
 use common::*;

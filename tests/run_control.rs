@@ -15,7 +15,7 @@ use tonic::IntoRequest;
 
 /// The latest execution's status of a workflow ID, `None` if it never ran.
 async fn temporal_status(app: &TestApp, workflow_id: &str) -> Option<WorkflowExecutionStatus> {
-    let mut client = acp::temporal::TemporalGateway::new(temporal_settings(
+    let mut client = acp_temporal::TemporalGateway::new(temporal_settings(
         &app.temporal_address,
         &app.namespace,
     ))

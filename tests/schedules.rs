@@ -95,7 +95,7 @@ async fn every_trigger_kind_and_policy_maps_to_its_schedule(pool: PgPool) {
                 assert!(spec.interval.is_empty());
             }
             _ => {
-                let every = acp::domain::duration::IsoDuration::parse(
+                let every = acp_domain::duration::IsoDuration::parse(
                     trigger["every"].as_str().unwrap_or_default(),
                 )
                 .unwrap_or_else(|e| panic!("{e}"));

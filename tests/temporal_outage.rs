@@ -29,7 +29,7 @@ async fn runs_by_time(app: &TestApp, id: &str) -> BTreeMap<DateTime<Utc>, Value>
     for (t, r) in &by_time {
         assert_eq!(
             r["workflow_id"],
-            acp::domain::ids::scheduled_run_workflow_id(activity, *t),
+            acp_domain::ids::scheduled_run_workflow_id(activity, *t),
             "{r}"
         );
     }

@@ -119,7 +119,7 @@ async fn baseline_row(bench: &Bench, n: usize, tasks: usize) -> anyhow::Result<R
     let db = Database::create(&bench.admin_url, &format!("e2ebase{tasks}")).await?;
     let pool = db.pool(16).await?;
     sqlx::query(TABLE).execute(&pool).await?;
-    let gateway = acp::temporal::TemporalGateway::new(bench.temporal_settings());
+    let gateway = acp_temporal::TemporalGateway::new(bench.temporal_settings());
     let client = gateway.client().await?;
     let queue = format!("bench-base-{tasks}-{}", std::process::id());
     let (stop, thread) = spawn_worker(client.clone(), pool.clone(), queue.clone())?;
@@ -141,7 +141,7 @@ async fn baseline_row(bench: &Bench, n: usize, tasks: usize) -> anyhow::Result<R
                     ..Default::default()
                 }),
                 input: Some(Payloads {
-                    payloads: vec![acp::temporal::translate::json_payload(&ParentInput {
+                    payloads: vec![acp_temporal::translate::json_payload(&ParentInput {
                         tasks: tasks as u32,
                     })],
                 }),

@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use acp::api::pagination::encode_cursor;
-use acp::domain::query::RunFilter;
-use acp::store::run_history::list_runs_query;
+use acp_domain::query::RunFilter;
+use acp_store::run_history::list_runs_query;
 use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -49,7 +49,7 @@ pub async fn run(bench: &Bench) -> anyhow::Result<Memory> {
     }
 
     let token = create_key(&bench.bin, &db.url, "read").await?;
-    let key_id = acp::auth::parse(&token)
+    let key_id = acp_domain::auth::parse(&token)
         .map(|(id, _)| id)
         .context("the key's token does not parse")?;
     let service = Service::start(

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use acp::temporal::messages::RunInput;
-use acp::temporal::{TemporalGateway, TemporalSettings};
+use acp_temporal::messages::RunInput;
+use acp_temporal::{TemporalGateway, TemporalSettings};
 use anyhow::Context;
 
 use crate::Bench;
@@ -77,7 +77,7 @@ pub async fn run(bench: &Bench) -> anyhow::Result<()> {
             async move {
                 let input = RunInput {
                     activity_id,
-                    trigger: acp::domain::run::RunTrigger::Event,
+                    trigger: acp_domain::run::RunTrigger::Event,
                     scheduled_for: None,
                     event_id: Some(format!("raw-{run}-{i}")),
                     event: None,

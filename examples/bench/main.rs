@@ -147,8 +147,8 @@ impl Bench {
         self.only.contains(&n)
     }
 
-    fn temporal_settings(&self) -> acp::temporal::TemporalSettings {
-        acp::temporal::TemporalSettings {
+    fn temporal_settings(&self) -> acp_temporal::TemporalSettings {
+        acp_temporal::TemporalSettings {
             address: self.temporal.clone(),
             namespace: "default".into(),
             api_key: None,

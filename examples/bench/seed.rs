@@ -53,7 +53,7 @@ pub async fn seed(pool: &sqlx::PgPool, runs: usize, activities: usize) -> anyhow
     {
         format!(
             "uuid_generate_v5('{}'::uuid, r.workflow_id)",
-            acp::domain::ids::ID_NAMESPACE
+            acp_domain::ids::ID_NAMESPACE
         )
     } else {
         "md5(r.workflow_id)::uuid".to_owned()

@@ -46,7 +46,7 @@ impl Database {
     pub async fn migrated(admin_url: &str, purpose: &str) -> anyhow::Result<(Self, sqlx::PgPool)> {
         let db = Self::create(admin_url, purpose).await?;
         let pool = db.pool(16).await?;
-        acp::store::migrate(&pool).await?;
+        acp_store::migrate(&pool).await?;
         Ok((db, pool))
     }
 

@@ -4,10 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use acp::domain::query::StatsFilter;
-use acp::domain::stats::{Bucket, StatsWindow};
-use acp::store::run_stats::RUN_STATS_SQL;
-use acp::store::runs::RunStore;
+use acp_domain::query::StatsFilter;
+use acp_domain::stats::{Bucket, StatsWindow};
+use acp_store::run_stats::RUN_STATS_SQL;
+use acp_store::runs::RunStore;
 use anyhow::{Context, bail};
 use chrono::{DateTime, SecondsFormat, Utc};
 

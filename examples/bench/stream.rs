@@ -9,9 +9,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use acp::domain::ids::{event_run_workflow_id, run_id};
-use acp::domain::run::RunTrigger;
-use acp::store::runs::{NewRun, RunStore};
+use acp_domain::ids::{event_run_workflow_id, run_id};
+use acp_domain::run::RunTrigger;
+use acp_store::runs::{NewRun, RunStore};
 use anyhow::{Context, bail, ensure};
 use uuid::Uuid;
 

@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use acp::api::activity_model::ActivityRequest;
-use acp::domain::activity::{Activity, SyncState, SyncStatus};
-use acp::temporal::TemporalGateway;
-use acp::temporal::translate::desired_schedule;
+use acp_domain::activity::{Activity, SyncState, SyncStatus};
+use acp_temporal::TemporalGateway;
+use acp_temporal::translate::desired_schedule;
 use anyhow::{Context, bail};
 use temporalio_client::grpc::WorkflowService;
 use temporalio_common::protos::temporal::api::workflowservice::v1::{
@@ -68,7 +68,7 @@ pub async fn run(bench: &Bench) -> anyhow::Result<()> {
     let raw_ns = format!("bench-sync-raw-{pid}");
     let api_ns = format!("bench-sync-api-{pid}");
     let gateway = |namespace: &str| {
-        Arc::new(TemporalGateway::new(acp::temporal::TemporalSettings {
+        Arc::new(TemporalGateway::new(acp_temporal::TemporalSettings {
             namespace: namespace.to_owned(),
             ..bench.temporal_settings()
         }))
@@ -221,7 +221,7 @@ async fn raw_phase(
             let activity = activity_of(body(i))?;
             let desired = desired_schedule(&activity, task_queue)
                 .context("a cron activity has a schedule")?;
-            Ok((acp::domain::ids::schedule_id(activity.id), desired))
+            Ok((acp_domain::ids::schedule_id(activity.id), desired))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let schedules = Arc::new(schedules);

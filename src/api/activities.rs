@@ -17,9 +17,9 @@ use super::pagination::{Cursor, Listing, Page, page};
 use super::trigger_model::parse_trigger_type;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::domain::activity::Activity;
-use crate::domain::query::{ActivityFilter, Keyset};
-use crate::service::activities::{Written, next_fire_times};
+use acp_domain::activity::Activity;
+use acp_domain::query::{ActivityFilter, Keyset};
+use acp_service::activities::{Written, next_fire_times};
 
 mod trigger;
 
@@ -71,7 +71,7 @@ fn respond_written(written: Written) -> Response {
 
 fn parse_definition(
     request: ActivityRequest,
-) -> ApiResult<crate::domain::activity::ActivityDefinition> {
+) -> ApiResult<acp_domain::activity::ActivityDefinition> {
     request.into_definition().map_err(ApiError::Validation)
 }
 

@@ -14,9 +14,9 @@ use super::alerts::AlertResponse;
 use super::field_errors::{Errors, check_text};
 use super::flow_model::{FlowBody, FlowStateResponse, flow_body, parse_flow};
 use super::trigger_model::{TriggerBody, TriggerKind, parse_trigger, trigger_body};
-use crate::domain::FieldError;
-use crate::domain::activity::{Activity, ActivityDefinition, SyncState, TaskSpec};
-use crate::domain::ids;
+use acp_domain::FieldError;
+use acp_domain::activity::{Activity, ActivityDefinition, SyncState, TaskSpec};
+use acp_domain::ids;
 
 mod task;
 mod task_schema;
@@ -200,7 +200,7 @@ impl ActivityRequest {
             errors.push("dedupe_key_strategy", "must be 1 to 100 characters");
         }
         if let Some(text) = &self.run_timeout {
-            match crate::domain::duration::IsoDuration::parse(text) {
+            match acp_domain::duration::IsoDuration::parse(text) {
                 Ok(d) if d.as_std().is_zero() => {
                     errors.push("run_timeout", "must be longer than zero")
                 }
@@ -295,8 +295,8 @@ pub fn render(activity: Activity, next_fire_times: Vec<DateTime<Utc>>) -> Activi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::calendar::{DstPolicy, Repeated, Skipped};
-    use crate::domain::trigger::{Cadence, ScheduledTrigger, Trigger};
+    use acp_domain::calendar::{DstPolicy, Repeated, Skipped};
+    use acp_domain::trigger::{Cadence, ScheduledTrigger, Trigger};
     use serde_json::json;
 
     fn parse(value: serde_json::Value) -> Result<ActivityDefinition, Vec<FieldError>> {

@@ -4,10 +4,10 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::domain::FieldError;
-use crate::domain::alert::{Expectations, MAX_FAILURE_STREAK};
-use crate::domain::duration::IsoDuration;
-use crate::domain::notify::{NotificationType, NotifyTarget};
+use acp_domain::FieldError;
+use acp_domain::alert::{Expectations, MAX_FAILURE_STREAK};
+use acp_domain::duration::IsoDuration;
+use acp_domain::notify::{NotificationType, NotifyTarget};
 
 /// The most notification targets one activity may name.
 pub const MAX_NOTIFY_TARGETS: usize = 10;
@@ -144,7 +144,7 @@ pub fn parse_target(
         ));
     }
     if let Some(name) = secret_ref
-        && !crate::domain::task::is_env_var_name(name)
+        && !acp_domain::task::is_env_var_name(name)
     {
         errors.push(FieldError::new(
             field("secret_ref"),

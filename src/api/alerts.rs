@@ -12,8 +12,8 @@ use super::extract::{IdParam, path_uuid, query_instant};
 use super::pagination::{Cursor, Listing, Page, page};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::domain::alert::{Alert, AlertKind};
-use crate::domain::query::AlertFilter;
+use acp_domain::alert::{Alert, AlertKind};
+use acp_domain::query::AlertFilter;
 
 /// Alerts' cursor: the last alert's opening time and ID.
 pub struct AlertCursor;

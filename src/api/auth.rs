@@ -12,8 +12,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::api::error::ApiError;
-use crate::auth::{self, KeyFacts, Rejection, Scope, UnconfirmedKey};
-use crate::service::Keys;
+use acp_domain::auth::{self, KeyFacts, Rejection, Scope, UnconfirmedKey};
+use acp_service::Keys;
 
 /// The security scheme's name in the OpenAPI document.
 pub const SCHEME: &str = "bearer";

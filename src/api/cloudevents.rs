@@ -12,10 +12,10 @@ use utoipa::ToSchema;
 
 use super::extract::{from_json_slice, read_body};
 use crate::api::error::{ApiError, Problem};
-use crate::domain::cloudevent::{self, MappedEvent, is_json_media_type};
-use crate::domain::event::EventIdOrigin;
-use crate::domain::message::ce_attributes;
-use crate::service::events::NewEvent;
+use acp_domain::cloudevent::{self, MappedEvent, is_json_media_type};
+use acp_domain::event::EventIdOrigin;
+use acp_domain::message::ce_attributes;
+use acp_service::events::NewEvent;
 
 pub const STRUCTURED: &str = "application/cloudevents+json";
 pub const BATCH: &str = "application/cloudevents-batch+json";

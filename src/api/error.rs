@@ -5,10 +5,10 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::FieldError;
-use crate::service;
-use crate::store::StoreError;
-use crate::temporal::GatewayError;
+use acp_domain::FieldError;
+use acp_service as service;
+use acp_service::StoreError;
+use acp_temporal::GatewayError;
 
 /// An RFC 9457 problem document (`application/problem+json`).
 #[derive(Debug, Serialize, ToSchema)]
@@ -60,8 +60,8 @@ pub enum ApiError {
     /// A live key whose scope does not cover the route.
     #[error("forbidden: needs scope {needed}")]
     Forbidden {
-        needed: crate::auth::Scope,
-        have: crate::auth::Scope,
+        needed: acp_domain::auth::Scope,
+        have: acp_domain::auth::Scope,
     },
     /// The request took longer than the configured request timeout.
     #[error("request timed out after {0:?}")]

@@ -16,9 +16,9 @@ use super::events::{EventRequest, ingest_one, parse_event, prefers_wait};
 use super::extract::{JsonBody, from_json_value};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::auth::UnconfirmedKey;
-use crate::domain::FieldError;
-use crate::service::events::NewEvent;
+use acp_domain::FieldError;
+use acp_domain::auth::UnconfirmedKey;
+use acp_service::events::NewEvent;
 
 /// Events to ingest, each as `POST /v1/events` takes it.
 #[derive(Debug, Deserialize, ToSchema)]

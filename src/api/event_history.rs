@@ -13,10 +13,10 @@ use super::extract::query_instant;
 use super::pagination::{Cursor, Listing, Page, page};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::domain::event::{ConflictRecord, Dispatch, EventRecord};
-use crate::domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
-use crate::domain::query::EventFilter;
-use crate::domain::run::RunStatus;
+use acp_domain::event::{ConflictRecord, Dispatch, EventRecord};
+use acp_domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
+use acp_domain::query::EventFilter;
+use acp_domain::run::RunStatus;
 
 /// Events' cursor: the last event's time and ID.
 pub struct EventCursor;

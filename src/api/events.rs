@@ -17,11 +17,11 @@ use super::event_batch::ingest_batch;
 use super::extract::from_json_slice;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::auth::UnconfirmedKey;
-use crate::domain::FieldError;
-use crate::domain::event::{DispatchOutcome, EventId, EventIdOrigin, parse_source};
-use crate::domain::trigger::EventType;
-use crate::service::events::NewEvent;
+use acp_domain::FieldError;
+use acp_domain::auth::UnconfirmedKey;
+use acp_domain::event::{DispatchOutcome, EventId, EventIdOrigin, parse_source};
+use acp_domain::trigger::EventType;
+use acp_service::events::NewEvent;
 
 const MAX_PAYLOAD: usize = 256 * 1024;
 

@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 use uuid::Uuid;
 
 use crate::api::error::ApiError;
-use crate::domain::FieldError;
-use crate::domain::query::Expect;
+use acp_domain::FieldError;
+use acp_domain::query::Expect;
 
 /// Turns a serde error at a path into a field error, naming the missing or
 /// unknown field itself rather than its parent object.

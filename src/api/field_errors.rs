@@ -1,7 +1,7 @@
 //! Field errors gathered while a request body is parsed into the domain,
 //! each named by its JSON path (`trigger.cron`, `tasks[1].name`).
 
-use crate::domain::FieldError;
+use acp_domain::FieldError;
 
 pub(super) struct Errors(pub(super) Vec<FieldError>);
 

@@ -4,10 +4,10 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::domain::FieldError;
-use crate::domain::duration::IsoDuration;
-use crate::domain::flow::KeyUsage;
-use crate::domain::flow::{
+use acp_domain::FieldError;
+use acp_domain::duration::IsoDuration;
+use acp_domain::flow::KeyUsage;
+use acp_domain::flow::{
     Concurrency, Debounce, Flow, FlowKey, MAX_DEBOUNCE_PERIOD, MAX_LIMIT, MAX_RATE_PERIOD,
     MIN_RATE_PERIOD, OnLimit, RateLimit, RateOnLimit,
 };

@@ -7,7 +7,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::AppState;
-use crate::service::duties::{Duty, Role};
+use acp_service::duties::{Duty, Role};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Health {

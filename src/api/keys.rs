@@ -13,7 +13,7 @@ use super::AppState;
 use super::extract::{IdParam, JsonBody};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::auth::{ApiKey, Scope};
+use acp_domain::auth::{ApiKey, Scope};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -43,8 +43,8 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::service::{Keys, Services};
-use crate::temporal::TemporalGateway;
+use acp_service::{Keys, Services};
+use acp_temporal::TemporalGateway;
 
 /// What handlers reach: the use cases, and the keys the auth layer checks.
 #[derive(Clone)]

@@ -25,8 +25,8 @@ use utoipa::OpenApi;
     // the source's kind), and every problem response to `Problem` (see
     // `problems`), so they are listed here rather than found.
     components(schemas(
-        crate::domain::source::NatsConfig,
-        crate::domain::source::RabbitmqConfig,
+        acp_domain::source::NatsConfig,
+        acp_domain::source::RabbitmqConfig,
         crate::api::error::Problem
     ))
 )]

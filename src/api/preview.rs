@@ -10,9 +10,9 @@ use super::trigger_model::{TriggerBody, parse_trigger_body};
 use super::trigger_schema::ScheduledTriggerBody;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::domain::FieldError;
-use crate::domain::calendar::{NominalTime, TimeNote};
-use crate::service::preview::{MAX_COUNT, preview};
+use acp_domain::FieldError;
+use acp_domain::calendar::{NominalTime, TimeNote};
+use acp_service::preview::{MAX_COUNT, preview};
 
 const DEFAULT_COUNT: i64 = 10;
 

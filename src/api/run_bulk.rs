@@ -14,9 +14,9 @@ use super::extract::{IdParam, OptionalJsonBody, query_instant};
 use super::run_control::cancel_request;
 use crate::api::error::ApiResult;
 use crate::api::problems;
-use crate::domain::retry::{BULK_LIMIT, BulkOutcome};
-use crate::domain::run::{RunStatus, RunTrigger};
-use crate::service::run_bulk::{BulkDone, BulkItem, BulkRequest};
+use acp_domain::retry::{BULK_LIMIT, BulkOutcome};
+use acp_domain::run::{RunStatus, RunTrigger};
+use acp_service::run_bulk::{BulkDone, BulkItem, BulkRequest};
 
 /// Which of the activity's runs to retry. Every filter is optional.
 #[derive(Debug, Default, Deserialize, ToSchema)]

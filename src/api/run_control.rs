@@ -14,11 +14,11 @@ use super::extract::{IdParam, OptionalJsonBody};
 use super::runs::CancellationResponse;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::domain::retry::{RunAttempt, TaskAttempt};
-use crate::domain::run::RunStatus;
-use crate::domain::run::TaskStatus;
-use crate::service::run_control::{CancelRequest, Cancelled};
-use crate::service::run_retry::Retried;
+use acp_domain::retry::{RunAttempt, TaskAttempt};
+use acp_domain::run::RunStatus;
+use acp_domain::run::TaskStatus;
+use acp_service::run_control::{CancelRequest, Cancelled};
+use acp_service::run_retry::Retried;
 
 /// The longest accepted `reason`, in characters.
 const MAX_REASON: usize = 1000;

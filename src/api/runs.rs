@@ -14,11 +14,11 @@ use super::pagination::{Cursor, Listing, Page, page};
 use super::run_control::{RunAttemptResponse, TaskAttemptResponse};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::auth::UnconfirmedKey;
-use crate::domain::misfire::SkipReason;
-use crate::domain::query::RunFilter;
-use crate::domain::retry::RunAttempt;
-use crate::domain::run::{Cancellation, Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
+use acp_domain::auth::UnconfirmedKey;
+use acp_domain::misfire::SkipReason;
+use acp_domain::query::RunFilter;
+use acp_domain::retry::RunAttempt;
+use acp_domain::run::{Cancellation, Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
 
 /// Runs' cursor: the last run's creation time and ID.
 pub struct RunCursor;

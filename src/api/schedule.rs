@@ -11,9 +11,9 @@ use super::AppState;
 use super::extract::{IdParam, JsonBody, OptionalJsonBody};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::domain::activity::SyncState;
-use crate::domain::timeline::{TimeAction, TimelineReason};
-use crate::service::schedules::{PauseOutcome, TimeOutcome};
+use acp_domain::activity::SyncState;
+use acp_domain::timeline::{TimeAction, TimelineReason};
+use acp_service::schedules::{PauseOutcome, TimeOutcome};
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -104,8 +104,8 @@ pub struct MissedTimes {
     pub in_flight: Vec<NominalTimeOutcome>,
 }
 
-impl From<crate::service::schedules::MissedTimes> for MissedTimes {
-    fn from(m: crate::service::schedules::MissedTimes) -> Self {
+impl From<acp_service::schedules::MissedTimes> for MissedTimes {
+    fn from(m: acp_service::schedules::MissedTimes) -> Self {
         Self {
             from: m.from,
             until: m.until,

@@ -12,9 +12,9 @@ use super::AppState;
 use super::extract::{ApiQuery, IdParam, query_instant};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::domain::calendar::TimeNote;
-use crate::domain::timeline::{TimelineReason, TimelineStatus};
-use crate::service::schedules::TimelineEntry as Entry;
+use acp_domain::calendar::TimeNote;
+use acp_domain::timeline::{TimelineReason, TimelineStatus};
+use acp_service::schedules::TimelineEntry as Entry;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ScheduleActionResponse {
@@ -63,7 +63,7 @@ pub async fn get_schedule(
 ) -> ApiResult<Json<ScheduleResponse>> {
     let view = state.services.schedules.view(id).await?;
     Ok(Json(ScheduleResponse {
-        schedule_id: crate::domain::ids::schedule_id(id),
+        schedule_id: acp_domain::ids::schedule_id(id),
         paused: view.paused,
         note: view.note,
         next_fire_times: view.future_action_times,

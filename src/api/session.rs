@@ -12,7 +12,7 @@ use super::auth::CallerKey;
 use super::keys::{KeyResponse, render};
 use crate::api::error::ApiResult;
 use crate::api::problems;
-use crate::auth::Scope;
+use acp_domain::auth::Scope;
 
 /// Whether requests need an API key.
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]

@@ -9,7 +9,7 @@
 
 use utoipa::ToSchema;
 
-use crate::domain::source::{NatsConfig, RabbitmqConfig};
+use acp_domain::source::{NatsConfig, RabbitmqConfig};
 
 /// A broker to consume events from. Messages may be CloudEvents (structured
 /// or binary mode) or this API's event JSON.

@@ -18,13 +18,13 @@ use super::pagination::{Cursor, Listing, Page, page};
 use super::source_schema::SourceRequestDoc;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::domain::FieldError;
-use crate::domain::message::RejectReason;
-use crate::domain::source::{
+use acp_domain::FieldError;
+use acp_domain::message::RejectReason;
+use acp_domain::source::{
     RejectionRecord, SourceConfig, SourceKind, SourceRecord, StatusRecord, parse_name,
     parse_secret_ref,
 };
-use crate::service::sources::{RAW_KEPT, SourceInput};
+use acp_service::sources::{RAW_KEPT, SourceInput};
 
 /// Sources' cursor: the last source's creation time and ID.
 pub struct SourceCursor;

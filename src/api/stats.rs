@@ -11,10 +11,10 @@ use super::AppState;
 use super::extract::{ApiQuery, path_uuid, query_instant};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::domain::query::StatsFilter;
-use crate::domain::run::RunTrigger;
-use crate::domain::stats::{ActivitySummary, BucketCounts};
-use crate::domain::stats::{Bucket, StatsWindow};
+use acp_domain::query::StatsFilter;
+use acp_domain::run::RunTrigger;
+use acp_domain::stats::{ActivitySummary, BucketCounts};
+use acp_domain::stats::{Bucket, StatsWindow};
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -152,7 +152,7 @@ pub async fn run_stats(
 #[derive(Debug, Serialize, ToSchema)]
 pub struct LastRunResponse {
     pub run_id: uuid::Uuid,
-    pub status: crate::domain::run::RunStatus,
+    pub status: acp_domain::run::RunStatus,
     pub scheduled_for: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
@@ -197,7 +197,7 @@ pub fn render_summary(
         last_run: s.last_run.and_then(|r| {
             Some(LastRunResponse {
                 run_id: r.run_id,
-                status: crate::domain::run::RunStatus::parse(&r.status).ok()?,
+                status: acp_domain::run::RunStatus::parse(&r.status).ok()?,
                 scheduled_for: r.scheduled_for,
                 created_at: r.created_at,
                 finished_at: r.finished_at,

@@ -23,8 +23,8 @@ use super::auth::CallerKey;
 use super::extract::{ApiQuery, path_uuid};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::domain::change::Change;
-use crate::service::changes::ChangeFeed;
+use acp_domain::change::Change;
+use acp_service::changes::ChangeFeed;
 
 /// Every kind of change the stream carries.
 pub const KINDS: [&str; 16] = [

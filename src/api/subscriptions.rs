@@ -17,8 +17,8 @@ use super::extract::{IdParam, JsonBody};
 use super::pagination::{Cursor, Listing, Page, page};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
-use crate::domain::notify::{Attempt, Delivery, Subscription};
-use crate::domain::notify::{DeliveryState, NotificationType};
+use acp_domain::notify::{Attempt, Delivery, Subscription};
+use acp_domain::notify::{DeliveryState, NotificationType};
 
 /// Subscriptions' cursor: the last one's creation time and ID.
 pub struct SubscriptionCursor;
@@ -183,7 +183,7 @@ pub async fn create_subscription(
     if let Some(d) = &request.description
         && (d.chars().count() > 2000 || d.chars().any(|c| c.is_control() && c != '\n' && c != '\t'))
     {
-        errors.push(crate::domain::FieldError::new(
+        errors.push(acp_domain::FieldError::new(
             "description",
             "must be at most 2000 characters, no control characters",
         ));

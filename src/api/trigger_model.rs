@@ -8,10 +8,10 @@ use utoipa::ToSchema;
 
 use super::field_errors::Errors;
 use super::trigger_schema::TriggerBodyDoc;
-use crate::domain::FieldError;
-use crate::domain::calendar::{DstPolicy, Repeated, Skipped};
-use crate::domain::duration::IsoDuration;
-use crate::domain::trigger::{
+use acp_domain::FieldError;
+use acp_domain::calendar::{DstPolicy, Repeated, Skipped};
+use acp_domain::duration::IsoDuration;
+use acp_domain::trigger::{
     Cadence, CatchupLimit, CronExpr, EventType, MisfirePolicy, ScheduledTrigger, TimeZoneName,
     Trigger, TriggerType,
 };

@@ -17,7 +17,7 @@ use utoipa::openapi::Object;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, SchemaType, Type};
 
 use super::trigger_model::{DstBody, EventTypeName};
-use crate::domain::trigger::MisfirePolicy;
+use acp_domain::trigger::MisfirePolicy;
 
 /// An ISO-8601 duration as `IsoDuration` reads it: days, hours, minutes and
 /// (fractional) seconds, in that order, at least one of them.

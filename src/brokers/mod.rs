@@ -20,11 +20,10 @@ use std::time::Duration;
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use crate::domain::source::SourceConfig;
-use crate::domain::source::SourceRecord;
-use crate::service::Sources;
-use crate::service::sources::{Delivered, Message};
-use crate::store::sources::StatusReport;
+use acp_domain::source::SourceConfig;
+use acp_domain::source::{SourceRecord, StatusReport};
+use acp_service::Sources;
+use acp_service::sources::{Delivered, Message};
 
 /// How the consumers of one process behave.
 #[derive(Debug, Clone)]
@@ -142,7 +141,7 @@ impl Context {
                 ("retried", false)
             }
         };
-        crate::metrics::SOURCE_MESSAGES
+        acp_service::metrics::SOURCE_MESSAGES
             .with_label_values(&[label])
             .inc();
         ack
@@ -242,7 +241,7 @@ pub async fn run(ctx: Context, shutdown: impl Future<Output = ()>) {
             }
         }
         first = false;
-        let sources = match ctx.sources.store().enabled().await {
+        let sources = match ctx.sources.enabled().await {
             Ok(sources) => sources,
             Err(err) => {
                 tracing::warn!(error = %err, "cannot read sources");

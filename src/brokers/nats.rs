@@ -12,9 +12,9 @@ use futures::{StreamExt, TryStreamExt};
 use tokio::sync::watch;
 
 use super::{Context, Status, secret};
-use crate::domain::source::NatsConfig;
-use crate::domain::source::SourceRecord;
-use crate::service::sources::Message;
+use acp_domain::source::NatsConfig;
+use acp_domain::source::SourceRecord;
+use acp_service::sources::Message;
 
 /// Messages handled at once per source.
 const CONCURRENCY: usize = 32;

@@ -15,9 +15,9 @@ use lapin::{Connection, ConnectionProperties};
 use tokio::sync::watch;
 
 use super::{Context, Status, secret};
-use crate::domain::source::RabbitmqConfig;
-use crate::domain::source::SourceRecord;
-use crate::service::sources::Message;
+use acp_domain::source::RabbitmqConfig;
+use acp_domain::source::SourceRecord;
+use acp_service::sources::Message;
 
 /// The AMQP URL with the secret as password (`user:password` or just the
 /// password, for the URL's user or `guest`).

@@ -5,7 +5,7 @@ use temporalio_common::error::ApplicationFailure;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 use tracing::Instrument;
 
-use crate::service::execution::ExecutionError;
+use acp_service::execution::ExecutionError;
 
 /// The span of one activity attempt: its name, the run it serves (all but
 /// `prepare_scheduled_run`, which records the activity instead), the calling
@@ -47,7 +47,7 @@ pub(super) async fn traced<T>(
     let started = std::time::Instant::now();
     let result = work.instrument(span.clone()).await.map_err(failure);
     let elapsed = started.elapsed();
-    crate::metrics::TASK_LATENCY
+    acp_service::metrics::TASK_LATENCY
         .with_label_values(&[activity_type.as_str()])
         .observe(elapsed.as_secs_f64());
     let elapsed_ms = elapsed.as_millis() as u64;

@@ -9,9 +9,9 @@ use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
 use super::attempt::{activity_span, traced};
-use crate::service::execution::Execution;
-use crate::temporal::activities::definitions;
-use crate::temporal::messages::*;
+use acp_service::execution::Execution;
+use acp_temporal::activities::definitions;
+use acp_temporal::messages::*;
 
 /// The implementations of `temporal::activities::ExecutionActivities`.
 pub struct ExecutionHandlers {

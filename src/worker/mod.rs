@@ -16,14 +16,13 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use temporalio_sdk::{Runtime, Worker, WorkerOptions};
 use tokio::sync::oneshot;
 
-use crate::service::deliveries::Deliveries;
-use crate::service::execution::Execution;
-use crate::store::NotificationStore;
-use crate::temporal::notify::DeliverNotificationWorkflow;
-use crate::temporal::workflows::{
+use acp_service::deliveries::Deliveries;
+use acp_service::execution::Execution;
+use acp_temporal::notify::DeliverNotificationWorkflow;
+use acp_temporal::workflows::{
     LaunchScheduledRunWorkflow, RunActivityWorkflow, TaskInstanceWorkflow,
 };
-use crate::temporal::{TemporalGateway, TemporalSettings};
+use acp_temporal::{TemporalGateway, TemporalSettings};
 use execution::ExecutionHandlers;
 use notify::NotifyHandlers;
 
@@ -40,7 +39,7 @@ pub struct WorkerConfig {
     pub allow_internal_webhooks: bool,
     /// Test-only fault hooks (the `fault-injection` feature).
     #[cfg(feature = "fault-injection")]
-    pub faults: std::sync::Arc<crate::faults::Faults>,
+    pub faults: std::sync::Arc<acp_service::faults::Faults>,
 }
 
 /// A running worker; `stop` shuts it down gracefully.
@@ -159,7 +158,7 @@ async fn run_loop(config: WorkerConfig, mut stop: oneshot::Receiver<()>) {
                 .register_activities(activities)
                 .register_activities(NotifyHandlers {
                     deliveries: Deliveries::new(
-                        NotificationStore::new(pool.clone()),
+                        pool.clone(),
                         http.clone(),
                         config.allow_internal_webhooks,
                     ),

@@ -8,9 +8,9 @@ use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
 use super::attempt::{activity_span, traced};
-use crate::service::deliveries::Deliveries;
-use crate::temporal::notify::definitions;
-use crate::temporal::notify::{DeliveryInput, FinishDeliveryInput};
+use acp_service::deliveries::Deliveries;
+use acp_temporal::notify::definitions;
+use acp_temporal::notify::{DeliveryInput, FinishDeliveryInput};
 
 /// The implementations of `temporal::notify::NotifyActivities`.
 pub struct NotifyHandlers {

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use acp::api::AppState;
-use acp::faults::Faults;
-use acp::temporal::TemporalGateway;
 use acp::worker::{WorkerConfig, WorkerHandle};
+use acp_service::faults::Faults;
+use acp_temporal::TemporalGateway;
 use serde_json::Value;
 use sqlx::PgPool;
 
@@ -57,7 +57,7 @@ impl TestApp {
         let state = acp::api::AppState::new(pool.clone(), gateway, TASK_QUEUE);
         let (_, token) = state
             .keys
-            .create("tests", acp::auth::Scope::Admin)
+            .create("tests", acp_domain::auth::Scope::Admin)
             .await
             .unwrap_or_else(|e| panic!("create the test key: {e}"));
         let router = acp::app::build_router_with(state.clone(), options);

@@ -50,7 +50,7 @@ pub fn assert_caught_up(
             .unwrap_or_else(|| panic!("no activity_id: {r}"));
         assert_eq!(
             r["workflow_id"],
-            acp::domain::ids::scheduled_run_workflow_id(activity, **t),
+            acp_domain::ids::scheduled_run_workflow_id(activity, **t),
             "{t}: {r}"
         );
     }

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use acp::temporal::{TemporalGateway, TemporalSettings};
+use acp_temporal::{TemporalGateway, TemporalSettings};
 use temporalio_client::grpc::WorkflowService;
 use temporalio_common::protos::temporal::api::workflowservice::v1::{
     DescribeScheduleRequest, DescribeScheduleResponse, ListSchedulesRequest,

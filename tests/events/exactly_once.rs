@@ -31,7 +31,7 @@ async fn concurrent_redeliveries_start_exactly_one_run(pool: PgPool) {
     }
     assert_eq!(started, 1);
     let workflow_id = format!("activity-{id}:evt_abc123");
-    let run_id = acp::domain::ids::run_id(&workflow_id).to_string();
+    let run_id = acp_domain::ids::run_id(&workflow_id).to_string();
     let run = wait_run_done(&app, &run_id, Duration::from_secs(60)).await;
     assert_eq!(run["status"], "succeeded");
     assert_eq!(run["trigger_type"], "event");
@@ -135,7 +135,7 @@ async fn a_redelivery_after_temporal_forgot_is_still_a_duplicate(pool: PgPool) {
     let workflow_id = format!("activity-{id}:evt_old");
     wait_run_done(
         &app,
-        &acp::domain::ids::run_id(&workflow_id).to_string(),
+        &acp_domain::ids::run_id(&workflow_id).to_string(),
         Duration::from_secs(60),
     )
     .await;
@@ -240,7 +240,7 @@ async fn a_crash_between_record_and_start_is_finished_by_the_dispatcher(pool: Pg
     assert_eq!(swept, 1);
     let run = wait_run_done(
         &app,
-        &acp::domain::ids::run_id(&workflow_id).to_string(),
+        &acp_domain::ids::run_id(&workflow_id).to_string(),
         Duration::from_secs(60),
     )
     .await;

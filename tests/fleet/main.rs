@@ -82,7 +82,7 @@ async fn sync_state(http: &reqwest::Client, base: &str, id: &str) -> Option<Stri
 
 /// Pauses the schedule in Temporal behind the service's back.
 async fn pause_behind_the_back(address: &str, schedule_id: &str) {
-    let mut client = acp::temporal::TemporalGateway::new(temporal_settings(address, "default"))
+    let mut client = acp_temporal::TemporalGateway::new(temporal_settings(address, "default"))
         .client()
         .await
         .unwrap_or_else(|e| panic!("{e}"));

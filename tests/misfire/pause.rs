@@ -214,7 +214,7 @@ async fn a_resume_while_temporal_is_unreachable_catches_up_when_it_returns(pool:
     for t in &pending {
         assert_eq!(
             runs[t]["workflow_id"],
-            acp::domain::ids::scheduled_run_workflow_id(
+            acp_domain::ids::scheduled_run_workflow_id(
                 uuid::Uuid::parse_str(&id).unwrap_or_default(),
                 *t
             )

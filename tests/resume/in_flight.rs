@@ -52,7 +52,7 @@ async fn a_time_that_falls_while_the_unpause_is_in_flight_runs_once(pool: PgPool
     wait_succeeded(&app, &id, &due).await;
     let runs = app.runs_of(&id).await;
     for t in &due {
-        let workflow_id = acp::domain::ids::scheduled_run_workflow_id(
+        let workflow_id = acp_domain::ids::scheduled_run_workflow_id(
             id.parse().unwrap_or_else(|e| panic!("{e}")),
             *t,
         );

@@ -9,7 +9,7 @@ use crate::api::AppState;
 use crate::api::error::ApiResult;
 use crate::api::extract::{IdParam, idempotency_key};
 use crate::api::problems;
-use crate::domain::run::StartOutcome;
+use acp_domain::run::StartOutcome;
 
 /// What a manual trigger did.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]

@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use super::task_schema::TaskBodyDoc;
 use crate::api::field_errors::{Errors, check_text};
-use crate::domain::activity::{TaskSpec, TaskType};
+use acp_domain::activity::{TaskSpec, TaskType};
 
 /// One task of each run. Its schema in the document is [`TaskBodyDoc`]'s:
 /// one per kind of type, each with its own `config`.
@@ -59,7 +59,7 @@ fn status_list() -> utoipa::openapi::Array {
                 .minimum(Some(300))
                 .maximum(Some(599)),
         )
-        .max_items(Some(crate::domain::task::MAX_NON_RETRYABLE))
+        .max_items(Some(acp_domain::task::MAX_NON_RETRYABLE))
         .description(Some(
             "`webhook` only: HTTP statuses (300 to 599) that end the task at once.\n\
              Replaces the default list (every 4xx except 408 and 429).",

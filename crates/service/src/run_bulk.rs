@@ -1,0 +1,196 @@
+//! Run control in bulk: retry or cancel an activity's runs matching filters
+//! (issue 13). Each run goes through the same conditional action as a
+//! single request, so a bulk request is idempotent by the runs' state: a
+//! repeat (also after a crash in the middle) finds the runs it already
+//! handled running, succeeded or cancelled and leaves them alone.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::run_control::CancelRequest;
+use super::runs::Runs;
+use super::{Error, Result};
+use acp_domain::retry::{BULK_LIMIT, BulkOutcome, bulk_statuses};
+use acp_domain::run::{RunStatus, RunTrigger};
+use acp_store::retries::BulkFilter;
+
+/// Which runs a bulk request acts on.
+#[derive(Debug, Clone, Default)]
+pub struct BulkRequest {
+    pub status: Option<RunStatus>,
+    pub trigger_type: Option<RunTrigger>,
+    pub scheduled_from: Option<DateTime<Utc>>,
+    pub scheduled_to: Option<DateTime<Utc>>,
+    /// Only answer which runs the request would act on.
+    pub dry_run: bool,
+}
+
+/// What a bulk request did with one run.
+#[derive(Debug, Clone)]
+pub struct BulkItem {
+    pub run_id: Uuid,
+    pub workflow_id: String,
+    pub scheduled_for: Option<DateTime<Utc>>,
+    pub outcome: BulkOutcome,
+    /// The attempt a retry began.
+    pub attempt: Option<i32>,
+    pub detail: Option<String>,
+}
+
+/// What a bulk request did: one item per run it acted on, and whether more
+/// runs matched than one request handles.
+#[derive(Debug, Clone)]
+pub struct BulkDone {
+    pub items: Vec<BulkItem>,
+    pub more: bool,
+    /// Nothing was done: every item is `matched`.
+    pub dry_run: bool,
+}
+
+impl Runs {
+    async fn bulk_candidates(
+        &self,
+        activity_id: Uuid,
+        cancel: bool,
+        request: &BulkRequest,
+    ) -> Result<(Vec<(Uuid, String, Option<DateTime<Utc>>)>, bool)> {
+        self.activities.get_any(activity_id).await?;
+        let statuses =
+            bulk_statuses(cancel, request.status).map_err(|m| Error::invalid("status", m))?;
+        if let (Some(from), Some(to)) = (request.scheduled_from, request.scheduled_to)
+            && from >= to
+        {
+            return Err(Error::invalid(
+                "scheduled_before",
+                "must be later than scheduled_after",
+            ));
+        }
+        let filter = BulkFilter {
+            trigger_type: request.trigger_type,
+            scheduled_from: request.scheduled_from,
+            scheduled_to: request.scheduled_to,
+        };
+        let mut runs = self
+            .runs
+            .bulk_candidates(activity_id, &statuses, &filter, BULK_LIMIT + 1)
+            .await?;
+        let more = runs.len() as i64 > BULK_LIMIT;
+        runs.truncate(BULK_LIMIT as usize);
+        Ok((runs, more))
+    }
+
+    /// A dry run's answer: the runs the request would act on.
+    fn matched(runs: Vec<(Uuid, String, Option<DateTime<Utc>>)>, more: bool) -> BulkDone {
+        let items = runs
+            .into_iter()
+            .map(|(run_id, workflow_id, scheduled_for)| BulkItem {
+                run_id,
+                workflow_id,
+                scheduled_for,
+                outcome: BulkOutcome::Matched,
+                attempt: None,
+                detail: None,
+            })
+            .collect();
+        BulkDone {
+            items,
+            more,
+            dry_run: true,
+        }
+    }
+
+    /// Retries the activity's failed and cancelled runs matching `request`
+    /// (at most `BULK_LIMIT`), each as `retry` would.
+    pub async fn retry_many(
+        &self,
+        activity_id: Uuid,
+        request: &BulkRequest,
+        requested_by: Option<Uuid>,
+    ) -> Result<BulkDone> {
+        let (runs, more) = self.bulk_candidates(activity_id, false, request).await?;
+        if request.dry_run {
+            return Ok(Self::matched(runs, more));
+        }
+        let mut items = Vec::with_capacity(runs.len());
+        for (run_id, workflow_id, scheduled_for) in runs {
+            let item = |outcome, attempt, detail| BulkItem {
+                run_id,
+                workflow_id: workflow_id.clone(),
+                scheduled_for,
+                outcome,
+                attempt,
+                detail,
+            };
+            items.push(match self.retry_via(run_id, requested_by, "bulk").await {
+                Ok(retried) => item(BulkOutcome::Retried, Some(retried.attempt), None),
+                Err(err) => failed_item(err, item)?,
+            });
+        }
+        Ok(BulkDone {
+            items,
+            more,
+            dry_run: false,
+        })
+    }
+
+    /// Cancels the activity's running runs matching `request` (at most
+    /// `BULK_LIMIT`), each as `cancel` would.
+    pub async fn cancel_many(
+        &self,
+        activity_id: Uuid,
+        request: &BulkRequest,
+        cancel: CancelRequest,
+    ) -> Result<BulkDone> {
+        let (runs, more) = self.bulk_candidates(activity_id, true, request).await?;
+        if request.dry_run {
+            return Ok(Self::matched(runs, more));
+        }
+        let mut items = Vec::with_capacity(runs.len());
+        for (run_id, workflow_id, scheduled_for) in runs {
+            let item = |outcome, attempt, detail| BulkItem {
+                run_id,
+                workflow_id: workflow_id.clone(),
+                scheduled_for,
+                outcome,
+                attempt,
+                detail,
+            };
+            items.push(match self.cancel(run_id, cancel.clone()).await {
+                Ok(done) if done.status == RunStatus::Cancelled => {
+                    item(BulkOutcome::Cancelled, None, None)
+                }
+                Ok(_) => item(BulkOutcome::CancelRequested, None, None),
+                Err(err) => failed_item(err, item)?,
+            });
+        }
+        Ok(BulkDone {
+            items,
+            more,
+            dry_run: false,
+        })
+    }
+}
+
+/// One run's failure as its item; what is not about that one run (a bug)
+/// fails the request.
+fn failed_item(
+    err: Error,
+    item: impl Fn(BulkOutcome, Option<i32>, Option<String>) -> BulkItem,
+) -> Result<BulkItem> {
+    match err {
+        Error::Conflict(detail) => Ok(item(BulkOutcome::Skipped, None, Some(detail))),
+        Error::NotFound(what) => Ok(item(
+            BulkOutcome::Skipped,
+            None,
+            Some(format!("{what} no longer exists")),
+        )),
+        Error::Temporal(e @ acp_temporal::GatewayError::Unavailable(_)) => {
+            Ok(item(BulkOutcome::Unavailable, None, Some(e.to_string())))
+        }
+        Error::Temporal(e) => Ok(item(BulkOutcome::Skipped, None, Some(e.to_string()))),
+        Error::Store(acp_store::StoreError::Unavailable(e)) => {
+            Ok(item(BulkOutcome::Unavailable, None, Some(e.to_string())))
+        }
+        other => Err(other),
+    }
+}
