@@ -7,7 +7,7 @@ import { live, startStream, stopStream } from "./stream";
 import { ActivitiesView } from "./views/activities";
 import { ActivityView } from "./views/activity/page";
 import { ActivityForm } from "./views/activityForm";
-import { RunsView } from "./views/runs";
+import { RunsView } from "./views/runs/page";
 import { RunView } from "./views/run";
 import { EventsView, EventView } from "./views/events";
 import { SourcesView, SourceView } from "./views/sources";
