@@ -8,7 +8,7 @@ import { ActivitiesView } from "./views/activities";
 import { ActivityView } from "./views/activity/page";
 import { ActivityForm } from "./views/activityForm";
 import { RunsView } from "./views/runs/page";
-import { RunView } from "./views/run";
+import { RunView } from "./views/run/page";
 import { EventsView, EventView } from "./views/events";
 import { SourcesView, SourceView } from "./views/sources";
 import { AlertsView } from "./views/alerts";
