@@ -4,7 +4,7 @@ import { auth, signIn, signOut, storedToken } from "./api";
 import { href, Link, match, navigate, useLoc } from "./router";
 import { useSignal } from "./signal";
 import { live, startStream, stopStream } from "./stream";
-import { ActivitiesView } from "./views/activities";
+import { ActivitiesView } from "./views/activities/page";
 import { ActivityView } from "./views/activity/page";
 import { ActivityForm } from "./views/activityForm";
 import { RunsView } from "./views/runs/page";
