@@ -6,7 +6,7 @@ import { useSignal } from "./signal";
 import { live, startStream, stopStream } from "./stream";
 import { ActivitiesView } from "./views/activities/page";
 import { ActivityView } from "./views/activity/page";
-import { ActivityForm } from "./views/activityForm";
+import { ActivityForm } from "./views/activityForm/page";
 import { RunsView } from "./views/runs/page";
 import { RunView } from "./views/run/page";
 import { EventsView, EventView } from "./views/events";
