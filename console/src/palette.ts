@@ -1,4 +1,5 @@
 import type { Schemas } from "./api";
+import { RUN_STATUSES } from "./api/query";
 
 export type TimelineStatus = Schemas["TimelineStatus"];
 export type TimelineReason = Schemas["TimelineReason"];
@@ -79,17 +80,7 @@ export function words(key: string): string {
     return STATUS_WORDS[key] ?? key.replace(/_/g, " ");
 }
 
-/** Every run status and every timeline reason the API has, in legend order. */
-// Records keyed by the enums: a value the API adds and the legend lacks fails the type check.
-const RUN_STATUS_SET: Record<Schemas["RunStatus"], true> = {
-    queued: true,
-    running: true,
-    succeeded: true,
-    failed: true,
-    cancelled: true,
-    timed_out: true,
-    skipped: true,
-};
+// Keyed by the enum: a reason the API adds and the legend lacks fails the type check.
 const REASON_SET: Record<TimelineReason, true> = {
     not_yet_fired: true,
     misfire: true,
@@ -106,6 +97,6 @@ const REASON_SET: Record<TimelineReason, true> = {
     temporal_unavailable: true,
     overlap_skipped: true,
 };
-/** Every run status and every timeline reason the API has, in legend order. */
-export const RUN_STATUSES = Object.keys(RUN_STATUS_SET) as Schemas["RunStatus"][];
+/** Every run status (kept with the filters that check them) and every timeline reason the API has, in legend order. */
+export { RUN_STATUSES };
 export const TIMELINE_REASONS = Object.keys(REASON_SET) as TimelineReason[];

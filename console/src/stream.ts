@@ -1,5 +1,6 @@
 import { useEffect, useRef } from "preact/hooks";
-import { acp, auth, type Schemas } from "./api";
+import { auth, type Schemas } from "./api";
+import { streamToken, streamUrl } from "./api/stream";
 import { signal } from "./signal";
 
 export type Change = Schemas["ChangeEvent"];
@@ -43,23 +44,19 @@ async function connect(): Promise<void> {
     const a = auth.value;
     if (a.state !== "in") return;
     live.value = retry === 0 && lastId === null ? "connecting" : "reconnecting";
-    let url = `${location.origin}/v1/stream`;
-    const q = new URLSearchParams();
+    let token: string | null = null;
     if (a.session.authentication === "required") {
-        const { data, response } = await acp()
-            .POST("/v1/stream/tokens")
-            .catch(() => ({ data: undefined, response: undefined }));
+        const t = await streamToken();
         if (!running) return;
-        if (!data) {
-            if (response?.status === 401) return; // the client signs out
+        if (!("token" in t)) {
+            if (t.status === 401) return; // the client signs out
             schedule();
             return;
         }
-        q.set("token", data.token);
+        token = t.token;
     }
     // Resume after the last change seen: no gap, no duplicate.
-    if (lastId !== null) q.set("since", lastId);
-    url += `?${q.toString()}`;
+    const url = streamUrl(token, lastId);
     const es = new EventSource(url);
     source = es;
     es.onopen = () => {
@@ -86,8 +83,8 @@ async function connect(): Promise<void> {
     });
     es.addEventListener("revoked", () => {
         close();
-        // Ask the session: a 401 brings back the prompt.
-        void acp().POST("/v1/stream/tokens");
+        // Ask for a token: its 401 brings back the prompt.
+        void streamToken();
     });
     es.onerror = () => {
         // The token may have expired: always reconnect with a fresh one.

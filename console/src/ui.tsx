@@ -3,7 +3,7 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError } from "./api";
 import { colour, words } from "./palette";
 import { href, Link, setQuery, useLoc } from "./router";
-import type { ZoneMode } from "./format";
+import { zoneOf, type ZoneMode } from "./format";
 
 export interface Async<T> {
     data: T | undefined;
@@ -139,6 +139,12 @@ export function useZoneMode(): ZoneMode {
     const loc = useLoc();
     const v = loc.query.get("tz");
     return v === "utc" || v === "local" ? v : "activity";
+}
+
+/** The zone of a view spanning activities: the browser's, or UTC when asked (no activity's zone applies). */
+export function useListZone(): string {
+    const m = useZoneMode();
+    return zoneOf(m === "activity" ? "local" : m);
 }
 
 /** Keyset paging: a link to the next page (the cursor in the URL) and back to the first. */

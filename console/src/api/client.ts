@@ -1,4 +1,4 @@
-import { createAcpClient, type AcpClient, type Problem, type Schemas } from "@acp/client";
+import { createAcpClient, type AcpClient, type operations, type Problem, type Schemas } from "@acp/client";
 import { signal } from "../signal";
 
 export type { Schemas };
@@ -7,6 +7,9 @@ export type Run = Schemas["RunResponse"];
 export type Trigger = Schemas["TriggerBody"];
 export type RunStatus = Schemas["RunStatus"];
 export type Scope = Schemas["Scope"];
+
+/** The query parameters of the API operation `op` (its operationId). */
+export type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]["parameters"]["query"]>;
 
 /** `GET /v1/session`: whether authentication is on, the key and its scope. */
 export type Session = Schemas["SessionResponse"];

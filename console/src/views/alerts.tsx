@@ -1,45 +1,24 @@
 import type { JSX } from "preact";
 import { useEffect } from "preact/hooks";
-import { acp, unwrap, type Schemas } from "../api";
-import { fmtTime, relative, zoneOf } from "../format";
+import { useActivityIndex } from "../api/activities";
+import { useAlerts } from "../api/alerts";
+import { ALERT_KINDS, alertFilterOf } from "../api/query";
+import { fmtTime, relative } from "../format";
 import { href, Link, setQuery, useLoc } from "../router";
 import { useStream } from "../stream";
-import { ErrorBox, Loading, Pager, useAsync, useZoneMode } from "../ui";
-
-const KINDS: Schemas["AlertKind"][] = ["late_start", "stuck", "failure_streak", "missed_fire"];
+import { ErrorBox, Loading, Pager, useListZone } from "../ui";
 
 export function AlertsView(): JSX.Element {
     const loc = useLoc();
-    const stateQ = loc.query.get("state");
-    const state = stateQ === "open" || stateQ === "resolved" ? stateQ : "";
-    const kindQ = loc.query.get("kind") as Schemas["AlertKind"] | null;
-    const kind = kindQ && KINDS.includes(kindQ) ? kindQ : null;
-    const activity = loc.query.get("activity") ?? "";
+    const filter = alertFilterOf(loc.query);
+    const { state, kind, activity } = filter;
     const cursor = loc.query.get("cursor") ?? "";
-    const m = useZoneMode();
-    const zone = zoneOf(m === "activity" ? "local" : m);
+    const zone = useListZone();
     useEffect(() => {
         document.title = "Alerts · ACP console";
     }, []);
-    const alerts = useAsync(
-        () =>
-            unwrap(
-                acp().GET("/v1/alerts", {
-                    params: {
-                        query: {
-                            limit: 50,
-                            ...(state ? { state } : {}),
-                            ...(kind ? { kind } : {}),
-                            ...(activity ? { activity_id: activity } : {}),
-                            ...(cursor ? { cursor } : {}),
-                        },
-                    },
-                }),
-            ),
-        [state, kind, activity, cursor],
-    );
-    const acts = useAsync(() => unwrap(acp().GET("/v1/activities", { params: { query: { limit: 200 } } })), []);
-    const names = new Map((acts.data?.items ?? []).map((a) => [a.id, a.name]));
+    const alerts = useAlerts(filter, cursor);
+    const { names } = useActivityIndex();
     useStream((c) => c.kind.startsWith("alert."), alerts.reload, 400);
     const items = alerts.data?.items ?? [];
     return (
@@ -58,7 +37,7 @@ export function AlertsView(): JSX.Element {
                     Kind
                     <select name="kind" value={kind ?? ""} onChange={(e) => setQuery({ kind: (e.target as HTMLSelectElement).value, cursor: null })}>
                         <option value="">any</option>
-                        {KINDS.map((k) => (
+                        {ALERT_KINDS.map((k) => (
                             <option key={k} value={k}>
                                 {k.replace("_", " ")}
                             </option>

@@ -1,37 +1,25 @@
 import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { acp, unwrap } from "../api";
-import { fmtTime, relative, zoneOf } from "../format";
+import { useActivityIndex } from "../api/activities";
+import { useEvent, useEvents } from "../api/events";
+import { eventFilterOf } from "../api/query";
+import { fmtTime, relative } from "../format";
 import { href, Link, setQuery, useLoc } from "../router";
 import { useStream } from "../stream";
-import { ErrorBox, Loading, Pager, Status, useAsync, useZoneMode } from "../ui";
-
-function useZone(): string {
-    const m = useZoneMode();
-    return zoneOf(m === "activity" ? "local" : m);
-}
+import { ErrorBox, Loading, Pager, Status, useListZone } from "../ui";
 
 export function EventsView(): JSX.Element {
     const loc = useLoc();
-    const type = loc.query.get("type") ?? "";
-    const source = loc.query.get("source") ?? "";
+    const filter = eventFilterOf(loc.query);
     const cursor = loc.query.get("cursor") ?? "";
-    const zone = useZone();
+    const zone = useListZone();
     useEffect(() => {
         document.title = "Events · ACP console";
     }, []);
-    const events = useAsync(
-        () =>
-            unwrap(
-                acp().GET("/v1/events", {
-                    params: { query: { limit: 50, ...(type ? { event_type: type } : {}), ...(source ? { source } : {}), ...(cursor ? { cursor } : {}) } },
-                }),
-            ),
-        [type, source, cursor],
-    );
+    const events = useEvents(filter, cursor);
     useStream((c) => c.kind.startsWith("event."), events.reload, 500);
-    const [t, setT] = useState(type);
-    const [s, setS] = useState(source);
+    const [t, setT] = useState(filter.type);
+    const [s, setS] = useState(filter.source);
     const items = events.data?.items ?? [];
     return (
         <section>
@@ -99,10 +87,9 @@ export function EventsView(): JSX.Element {
 }
 
 export function EventView({ id }: { id: string }): JSX.Element {
-    const zone = useZone();
-    const ev = useAsync(() => unwrap(acp().GET("/v1/events/{event_id}", { params: { path: { event_id: id } } })), [id]);
-    const acts = useAsync(() => unwrap(acp().GET("/v1/activities", { params: { query: { limit: 200 } } })), []);
-    const names = new Map((acts.data?.items ?? []).map((a) => [a.id, a.name]));
+    const zone = useListZone();
+    const ev = useEvent(id);
+    const { names } = useActivityIndex();
     useStream((c) => c.subject === id || c.kind.startsWith("run."), ev.reload, 600);
     useEffect(() => {
         document.title = `Event ${id} · ACP console`;

@@ -1,16 +1,9 @@
 import type { JSX } from "preact";
 import { useEffect } from "preact/hooks";
-import { acp, unwrap, type Schemas } from "../api";
-import { fmtTime, relative, zoneOf } from "../format";
+import { useRejected, useSource, useSources, type Source } from "../api/sources";
+import { fmtTime, relative } from "../format";
 import { href, Link, useLoc } from "../router";
-import { ErrorBox, Loading, Pager, useAsync, useZoneMode } from "../ui";
-
-type Source = Schemas["SourceResponse"];
-
-function useZone(): string {
-    const m = useZoneMode();
-    return zoneOf(m === "activity" ? "local" : m);
-}
+import { ErrorBox, Loading, Pager, useListZone } from "../ui";
 
 function Connected({ s }: { s: Source }): JSX.Element {
     if (!s.status) return <span class="muted">—</span>;
@@ -28,12 +21,8 @@ export function SourcesView(): JSX.Element {
     useEffect(() => {
         document.title = "Sources · ACP console";
     }, []);
-    // The list has no live status: ask each source for it (few sources, refreshed every 10 s).
-    const sources = useAsync(async () => {
-        const page = await unwrap(acp().GET("/v1/sources", { params: { query: { limit: 50, ...(cursor ? { cursor } : {}) } } }));
-        const items = await Promise.all(page.items.map((s) => unwrap(acp().GET("/v1/sources/{id}", { params: { path: { id: s.id } } })).catch(() => s)));
-        return { items, next: page.next_cursor };
-    }, [cursor]);
+    // Each source's live status, refreshed every 10 s.
+    const sources = useSources(cursor);
     useEffect(() => {
         const h = window.setInterval(sources.reload, 10_000);
         return () => window.clearInterval(h);
@@ -88,11 +77,11 @@ export function SourcesView(): JSX.Element {
 }
 
 export function SourceView({ id }: { id: string }): JSX.Element {
-    const zone = useZone();
+    const zone = useListZone();
     const loc = useLoc();
     const cursor = loc.query.get("cursor") ?? "";
-    const src = useAsync(() => unwrap(acp().GET("/v1/sources/{id}", { params: { path: { id } } })), [id]);
-    const rejected = useAsync(() => unwrap(acp().GET("/v1/sources/{id}/rejected", { params: { path: { id }, query: { limit: 50, ...(cursor ? { cursor } : {}) } } })), [id, cursor]);
+    const src = useSource(id);
+    const rejected = useRejected(id, cursor);
     useEffect(() => {
         const h = window.setInterval(src.reload, 10_000);
         return () => window.clearInterval(h);

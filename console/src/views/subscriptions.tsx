@@ -1,9 +1,9 @@
 import type { JSX } from "preact";
 import { useEffect } from "preact/hooks";
-import { acp, unwrap } from "../api";
-import { fmtTime, relative, zoneOf } from "../format";
+import { useDeliveries, useSubscription, useSubscriptions } from "../api/subscriptions";
+import { fmtTime, relative } from "../format";
 import { href, Link, useLoc } from "../router";
-import { ErrorBox, Loading, Pager, useAsync, useZoneMode } from "../ui";
+import { ErrorBox, Loading, Pager, useListZone } from "../ui";
 
 export function SubscriptionsView(): JSX.Element {
     const loc = useLoc();
@@ -11,7 +11,7 @@ export function SubscriptionsView(): JSX.Element {
     useEffect(() => {
         document.title = "Subscriptions · ACP console";
     }, []);
-    const subs = useAsync(() => unwrap(acp().GET("/v1/subscriptions", { params: { query: { limit: 50, ...(cursor ? { cursor } : {}) } } })), [cursor]);
+    const subs = useSubscriptions(cursor);
     const items = subs.data?.items ?? [];
     return (
         <section>
@@ -56,10 +56,9 @@ export function SubscriptionsView(): JSX.Element {
 export function SubscriptionView({ id }: { id: string }): JSX.Element {
     const loc = useLoc();
     const cursor = loc.query.get("cursor") ?? "";
-    const m = useZoneMode();
-    const zone = zoneOf(m === "activity" ? "local" : m);
-    const sub = useAsync(() => unwrap(acp().GET("/v1/subscriptions/{id}", { params: { path: { id } } })), [id]);
-    const del = useAsync(() => unwrap(acp().GET("/v1/subscriptions/{id}/deliveries", { params: { path: { id }, query: { limit: 50, ...(cursor ? { cursor } : {}) } } })), [id, cursor]);
+    const zone = useListZone();
+    const sub = useSubscription(id);
+    const del = useDeliveries(id, cursor);
     useEffect(() => {
         const h = window.setInterval(del.reload, 10_000);
         return () => window.clearInterval(h);

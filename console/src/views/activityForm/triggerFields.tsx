@@ -1,0 +1,95 @@
+import type { JSX } from "preact";
+import type { FormState } from "./model";
+
+const ZONES: string[] = (() => {
+    try {
+        return (Intl as unknown as { supportedValuesOf(k: string): string[] }).supportedValuesOf("timeZone");
+    } catch {
+        return ["UTC"];
+    }
+})();
+
+/** The trigger's fields: cron (with zone and DST choices), interval or event types, and the misfire policy. */
+export function TriggerFields({ f, set }: { f: FormState; set: <K extends keyof FormState>(k: K, v: FormState[K]) => void }): JSX.Element {
+    return (
+        <fieldset>
+            <legend>Trigger</legend>
+            <label>
+                Kind
+                <select name="kind" value={f.kind} onChange={(e) => set("kind", (e.target as HTMLSelectElement).value as FormState["kind"])}>
+                    <option value="cron">cron</option>
+                    <option value="interval">interval</option>
+                    <option value="event">event</option>
+                </select>
+            </label>
+            {f.kind === "cron" && (
+                <>
+                    <label>
+                        Cron expression (5 fields)
+                        <input name="cron" value={f.cron} spellcheck={false} onInput={(e) => set("cron", (e.target as HTMLInputElement).value)} />
+                    </label>
+                    <label>
+                        Time zone
+                        <input name="timezone" list="zones" value={f.timezone} onInput={(e) => set("timezone", (e.target as HTMLInputElement).value)} />
+                    </label>
+                    <datalist id="zones">
+                        {ZONES.map((z) => (
+                            <option value={z} key={z} />
+                        ))}
+                    </datalist>
+                    <div class="row">
+                        <label>
+                            DST repeated hour
+                            <select name="repeated" value={f.repeated} onChange={(e) => set("repeated", (e.target as HTMLSelectElement).value as FormState["repeated"])}>
+                                <option value="">default (first)</option>
+                                <option value="first">first</option>
+                                <option value="last">last</option>
+                                <option value="both">both</option>
+                            </select>
+                        </label>
+                        <label>
+                            DST missing hour
+                            <select name="skipped" value={f.skipped} onChange={(e) => set("skipped", (e.target as HTMLSelectElement).value as FormState["skipped"])}>
+                                <option value="">default (shift)</option>
+                                <option value="shift">shift</option>
+                                <option value="skip">skip</option>
+                            </select>
+                        </label>
+                    </div>
+                </>
+            )}
+            {f.kind === "interval" && (
+                <label>
+                    Every (ISO-8601 duration, e.g. PT30S, PT1H)
+                    <input name="every" value={f.every} onInput={(e) => set("every", (e.target as HTMLInputElement).value)} />
+                </label>
+            )}
+            {f.kind === "event" && (
+                <label>
+                    Event types (comma-separated)
+                    <input name="event_types" value={f.eventTypes} onInput={(e) => set("eventTypes", (e.target as HTMLInputElement).value)} />
+                </label>
+            )}
+            {f.kind !== "event" && (
+                <div class="row">
+                    <label>
+                        Misfire policy
+                        <select name="misfire_policy" value={f.policy} onChange={(e) => set("policy", (e.target as HTMLSelectElement).value as FormState["policy"])}>
+                            <option value="skip">skip</option>
+                            <option value="catchup">catchup</option>
+                            <option value="compress">compress</option>
+                        </select>
+                    </label>
+                    <label>
+                        Catch-up limit
+                        <input name="catchup_limit" type="number" min="1" max="1000" value={f.catchupLimit} onInput={(e) => set("catchupLimit", (e.target as HTMLInputElement).value)} />
+                    </label>
+                    <label>
+                        Misfire grace
+                        <input name="misfire_grace" value={f.grace} onInput={(e) => set("grace", (e.target as HTMLInputElement).value)} />
+                    </label>
+                </div>
+            )}
+        </fieldset>
+    );
+}
