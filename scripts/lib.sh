@@ -94,17 +94,19 @@ use_build_cache() {
     find "$cache"/debug/incremental -mindepth 1 -maxdepth 1 -mmin +720 -exec rm -rf {} + 2>/dev/null || true
 }
 
-# build_acp: makes target/debug/acp, the binary the checks serve. In
-# scripts/test's full run (ACP_BINARY_BUILT=1) it is there already, made by
-# the test build (the tests' CARGO_BIN_EXE_acp): `cargo build --bin acp`
-# would compile the library a second time, because `cargo test` builds it
-# with the dev-dependencies' features unified into its dependencies and
-# `cargo build` without (another hash; seen costing the fuzz job 95 s).
+# build_acp: sets ACP_BINARY, the `acp` binary the checks serve. The test
+# suite passes the binary its own build made (its CARGO_BIN_EXE_acp):
+# `cargo build --bin acp` would compile the library a second time, because
+# `cargo test` builds it with the dev-dependencies' features unified into
+# its dependencies and `cargo build` without (another hash). Otherwise
+# target/debug/acp, built now.
 build_acp() {
-    if [[ "${ACP_BINARY_BUILT:-0}" == 1 && -x "$ACP_ROOT/target/debug/acp" ]]; then
+    if [[ -n "${ACP_BINARY:-}" ]]; then
+        [[ -x "$ACP_BINARY" ]] || die "ACP_BINARY=$ACP_BINARY is not an executable"
         return 0
     fi
     cargo build -q --bin acp
+    ACP_BINARY="$ACP_ROOT/target/debug/acp"
 }
 
 # ensure_venv NAME REQUIREMENT...: prints the path of a Python venv holding
@@ -578,11 +580,11 @@ ensure_cloudevents_sdk() {
 # (its HTTP API on GRPC_PORT+10), then `acp migrate` and `acp serve` on
 # 127.0.0.1:PORT with authentication on, stopped on exit. Webhooks to
 # loopback are allowed (the checks run their sinks on 127.0.0.1). The
-# binary (default target/debug/acp) must exist. Exports ACP_BASE_URL,
+# binary (default ACP_BINARY, see build_acp) must exist. Exports ACP_BASE_URL,
 # ACP_ADMIN_TOKEN (an admin key), ACP_READ_TOKEN (a read key),
 # TEMPORAL_ADDRESS, DATABASE_URL, ACP_TASK_QUEUE and ACP_SERVE_LOG.
 serve_fresh_acp() {
-    local name="$1" grpc_port="$2" port="$3" acp="${4:-$ACP_ROOT/target/debug/acp}"
+    local name="$1" grpc_port="$2" port="$3" acp="${4:-${ACP_BINARY:-$ACP_ROOT/target/debug/acp}}"
     [[ -x "$acp" ]] || die "$acp is missing: build it first"
     ensure_temporal_cli
     ensure_database test

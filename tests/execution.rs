@@ -1,7 +1,7 @@
 //! Schedules do real work: an interval activity runs its tasks, with the
 //! idempotency contract's exact IDs, a signed webhook, and full history.
-//! One test in this binary: it sets the worker's secret environment variable
-//! before anything else runs.
+//! The webhook's secret, ACP_TEST_HOOK_SECRET, is in the test process's
+//! environment from the start (.cargo/config.toml's `[env]`).
 
 use crate::common;
 
@@ -13,9 +13,6 @@ use sqlx::PgPool;
 
 #[sqlx::test(migrations = "./migrations")]
 async fn interval_activity_runs_noop_and_signed_webhook_tasks(pool: PgPool) {
-    // SAFETY: the only test of this binary sets this before starting any
-    // thread that reads the environment (the worker is started below).
-    unsafe { std::env::set_var("ACP_TEST_HOOK_SECRET", "s3cret-for-tests") };
     let sink = WebhookSink::start(200, Duration::ZERO).await;
     let server = shared_temporal();
     let namespace = new_namespace(&server.address()).await;

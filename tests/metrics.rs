@@ -144,8 +144,12 @@ async fn metrics_move_with_runs_dispatches_syncs_and_requests(pool: PgPool) {
             .then_some(())
     });
     event_run.await;
-    let (_, after_event_run) = scrape(&app).await;
-    assert!(sample(&after_event_run, &succeeded) >= 2.0);
+    // The worker counts a run after it records its end, as for the manual run.
+    let after_event_run = eventually(Duration::from_secs(10), || async {
+        let (_, samples) = scrape(&app).await;
+        (sample(&samples, &succeeded) >= 2.0).then_some(samples)
+    })
+    .await;
 
     // A schedule Temporal cannot take: a sync failure, state pending.
     let pending_key = "acp_schedule_sync_failures_total{state=\"pending\"}";

@@ -12,6 +12,8 @@ use common::*;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
+/// In the test process's environment from the start, with this value
+/// (.cargo/config.toml's `[env]`), for the worker to sign with.
 const SECRET_REF: &str = "ACP_TEST_NOTIFY_SECRET";
 const SECRET: &str = "notify-s3cret";
 
@@ -84,9 +86,6 @@ fn event_activity(name: &str) -> Value {
 async fn a_receiver_failing_twice_gets_each_event_once_signed_and_every_attempt_is_listed(
     pool: PgPool,
 ) {
-    // SAFETY: set before this binary's workers start; no other test of this
-    // binary reads or writes it.
-    unsafe { std::env::set_var(SECRET_REF, SECRET) };
     let server = shared_temporal();
     let namespace = new_namespace(&server.address()).await;
     let app = TestApp::spawn(pool, &server.address(), &namespace).await;

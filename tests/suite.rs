@@ -1,9 +1,8 @@
-//! The integration tests, one binary: each module is what was a test
-//! binary of its own (its Temporal dev server, its databases), and
-//! scripts/test runs each module as a job of its own process
-//! (`suite --exact <its tests>`). One binary instead of 41: the shared
+//! The integration tests, one binary with a module per area: the shared
 //! `common` module and the link of the whole dependency tree once, not
-//! once per file.
+//! once per file. cargo-nextest runs each test in a process of its own,
+//! as .config/nextest.toml declares (heavy tests, groups that must not run
+//! together); see docs/TESTING.md.
 
 mod common;
 
@@ -15,6 +14,7 @@ mod auth;
 #[path = "brokers/main.rs"]
 mod brokers;
 mod calendar_conformance;
+mod checks;
 mod cloudevents;
 mod console_assets;
 #[path = "dst_backfill/main.rs"]

@@ -10,8 +10,8 @@ use super::*;
 /// nothing left unacknowledged; then a conflicting re-delivery is recorded
 /// on its event and runs nothing.
 async fn a_thousand_messages(pool: PgPool, broker: Broker) {
-    // SAFETY: set before any thread of this test reads the environment for it.
-    unsafe { std::env::set_var("ACP_TEST_RABBIT_SECRET", "guest") };
+    // The RabbitMQ source's password, ACP_TEST_RABBIT_SECRET, is in the
+    // test process's environment from the start (.cargo/config.toml).
     let server = shared_temporal();
     let namespace = new_namespace(&server.address()).await;
     let app = TestApp::spawn(pool.clone(), &server.address(), &namespace).await;

@@ -1,6 +1,6 @@
-//! Temporal dev servers started from the pinned CLI (one shared per test
-//! binary, or a test's own to stop and restart), namespaces, and schedules
-//! read straight from Temporal.
+//! Temporal dev servers started from the pinned CLI (one shared by the
+//! tests of a run, or a test's own to stop and restart), namespaces, and
+//! schedules read straight from Temporal.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -209,11 +209,134 @@ fn http_ok(port: u16, path: &str) -> bool {
     stream.read_exact(&mut head).is_ok() && head.ends_with(b" 200")
 }
 
-/// One dev server shared by every test of a test binary; tests isolate
-/// themselves by namespace and IDs.
-pub fn shared_temporal() -> &'static TemporalServer {
-    static SHARED: OnceLock<TemporalServer> = OnceLock::new();
-    SHARED.get_or_init(TemporalServer::start)
+/// The dev server a test shares with others; tests isolate themselves by
+/// namespace and IDs.
+pub struct SharedTemporal {
+    address: String,
+    /// The server this process started, when the test command started none.
+    _own: Option<TemporalServer>,
+}
+
+impl SharedTemporal {
+    pub fn address(&self) -> String {
+        self.address.clone()
+    }
+}
+
+/// The dev server for this test process. scripts/test starts one per
+/// nextest test slot for the whole run and lists their addresses in
+/// `ACP_TEST_TEMPORAL_ADDRESS` (comma-separated): a test takes its slot's
+/// (`NEXTEST_TEST_GLOBAL_SLOT`), which no other running test has, so a test
+/// shares a server only with the tests that ran before it there, and whose
+/// schedules are deleted first (they would go on firing for the rest of the
+/// run). Without the variable the process starts a server of its own, as
+/// `cargo nextest run` alone does.
+pub fn shared_temporal() -> &'static SharedTemporal {
+    static SHARED: OnceLock<SharedTemporal> = OnceLock::new();
+    SHARED.get_or_init(|| match slot_address() {
+        Some(address) => {
+            delete_earlier_schedules(&address);
+            SharedTemporal {
+                address,
+                _own: None,
+            }
+        }
+        None => {
+            let server = TemporalServer::start();
+            SharedTemporal {
+                address: server.address(),
+                _own: Some(server),
+            }
+        }
+    })
+}
+
+fn slot_address() -> Option<String> {
+    let listed = std::env::var("ACP_TEST_TEMPORAL_ADDRESS").ok()?;
+    let addresses: Vec<&str> = listed.split(',').filter(|a| !a.is_empty()).collect();
+    if addresses.is_empty() {
+        return None;
+    }
+    let slot: usize = std::env::var("NEXTEST_TEST_GLOBAL_SLOT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    Some(addresses[slot % addresses.len()].to_owned())
+}
+
+/// Deletes every schedule of the tests' namespaces on a shared server. Runs
+/// on a thread of its own with its own runtime: a test asks for the server
+/// from sync and async code alike.
+fn delete_earlier_schedules(address: &str) {
+    let address = address.to_owned();
+    let outcome = std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?
+            .block_on(delete_schedules_of_test_namespaces(&address))
+    })
+    .join();
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => panic!("deleting earlier tests' schedules: {e}"),
+        Err(_) => panic!("deleting earlier tests' schedules panicked"),
+    }
+}
+
+async fn delete_schedules_of_test_namespaces(address: &str) -> Result<(), String> {
+    use temporalio_common::protos::temporal::api::workflowservice::v1::{
+        DeleteScheduleRequest, ListNamespacesRequest,
+    };
+    let mut client = TemporalGateway::new(temporal_settings(address, "default"))
+        .client()
+        .await
+        .map_err(|e| format!("connect to {address}: {e}"))?;
+    let mut namespaces = Vec::new();
+    let mut next_page_token = Vec::new();
+    loop {
+        let request = ListNamespacesRequest {
+            page_size: 1000,
+            next_page_token,
+            ..Default::default()
+        };
+        let page = WorkflowService::list_namespaces(&mut client, request.into_request())
+            .await
+            .map_err(|e| format!("list namespaces: {e}"))?
+            .into_inner();
+        namespaces.extend(
+            page.namespaces
+                .into_iter()
+                .filter_map(|n| n.namespace_info.map(|i| i.name))
+                .filter(|name| name.starts_with("test-")),
+        );
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        next_page_token = page.next_page_token;
+    }
+    for namespace in namespaces {
+        let request = ListSchedulesRequest {
+            namespace: namespace.clone(),
+            maximum_page_size: 1000,
+            ..Default::default()
+        };
+        let schedules = WorkflowService::list_schedules(&mut client, request.into_request())
+            .await
+            .map_err(|e| format!("list schedules of {namespace}: {e}"))?
+            .into_inner()
+            .schedules;
+        for schedule in schedules {
+            let request = DeleteScheduleRequest {
+                namespace: namespace.clone(),
+                schedule_id: schedule.schedule_id,
+                identity: "acp-tests".into(),
+            };
+            // Gone meanwhile is as good as deleted.
+            let _ = WorkflowService::delete_schedule(&mut client, request.into_request()).await;
+        }
+    }
+    Ok(())
 }
 
 pub fn temporal_settings(address: &str, namespace: &str) -> TemporalSettings {
