@@ -29,24 +29,35 @@ async fn kill_mid_stream(pool: PgPool, broker: Broker) {
     let activity = subscriber(&serve.base, &http, &["order.created", "order.paid"]).await;
     create_source(&serve.base, &http, &broker.source()).await;
 
-    for i in 0..EVENTS {
-        broker
-            .publish(&event_message(i, json!({"order": i})).0)
-            .await;
-        if i % 10 == 3 {
+    // The messages go out a few milliseconds apart while the consumer runs,
+    // so that the kill lands while they are still arriving: published all
+    // at once, a consumer that keeps up commits every one before the kill,
+    // and the test proves nothing.
+    let publishing = async {
+        for i in 0..EVENTS {
             broker
                 .publish(&event_message(i, json!({"order": i})).0)
                 .await;
+            if i % 10 == 3 {
+                broker
+                    .publish(&event_message(i, json!({"order": i})).0)
+                    .await;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
-    }
+    };
     // Mid-stream: some events committed, not all.
-    let seen = eventually(Duration::from_secs(120), || async {
-        let n = count(&pool, "SELECT count(*) FROM events").await;
-        (n >= 100).then_some(n)
-    })
-    .await;
-    let _ = serve.child.kill(); // SIGKILL
-    let _ = serve.child.wait();
+    let killing = async {
+        let seen = eventually(Duration::from_secs(120), || async {
+            let n = count(&pool, "SELECT count(*) FROM events").await;
+            (n >= 100).then_some(n)
+        })
+        .await;
+        let _ = serve.child.kill(); // SIGKILL
+        let _ = serve.child.wait();
+        seen
+    };
+    let ((), seen) = tokio::join!(publishing, killing);
     let at_kill = count(&pool, "SELECT count(*) FROM events").await;
     assert!(
         at_kill < EVENTS as i64,
