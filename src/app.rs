@@ -16,12 +16,12 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
-use crate::alerting::Evaluator;
 use crate::api::error::ApiError;
 use crate::api::extract::BodyLimit;
 use crate::api::{self, AppState};
 use crate::config::{HttpOptions, Settings, redact_url};
-use crate::reconcile::Reconciler;
+use crate::duties::alerting::Evaluator;
+use crate::duties::reconcile::Reconciler;
 use acp_service::Services;
 use acp_service::duties::{Duty, Role};
 use acp_temporal::TemporalGateway;

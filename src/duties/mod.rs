@@ -1,0 +1,4 @@
+//! The background duties: their loops.
+
+pub mod alerting;
+pub mod reconcile;
