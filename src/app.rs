@@ -16,31 +16,35 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
-use crate::alerting::Evaluator;
 use crate::api::error::ApiError;
 use crate::api::extract::BodyLimit;
 use crate::api::{self, AppState};
 use crate::config::{HttpOptions, Settings, redact_url};
-use crate::reconcile::Reconciler;
+use crate::duties;
 use acp_service::Services;
-use acp_service::duties::{Duty, Role};
 use acp_temporal::TemporalGateway;
 
-/// How often an idle event dispatcher looks for rows other processes left.
-const DISPATCH_POLL: Duration = Duration::from_secs(1);
-
-/// Which components a process runs.
+/// Which components a process runs: the HTTP API or not, and the duties
+/// `duties::TABLE` gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Service {
-    /// API (with the event dispatcher), worker, reconciler, alert evaluator
-    /// and notification dispatcher (migrates first).
+    /// `acp serve`: everything in one process (migrates first).
     Serve,
-    /// The HTTP API (with the event dispatcher), the reconciler, the alert
-    /// evaluator and the notification dispatcher.
+    /// `acp api`: the HTTP API and the duties that live with it.
     Api,
-    /// The Temporal worker and the broker consumers (with the event
-    /// dispatcher when it consumes).
+    /// `acp worker`: the Temporal worker and the broker consumers.
     Worker,
+}
+
+impl Service {
+    /// The subcommand's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Service::Serve => "serve",
+            Service::Api => "api",
+            Service::Worker => "worker",
+        }
+    }
 }
 
 pub fn build_state(settings: &Settings) -> anyhow::Result<AppState> {
@@ -273,10 +277,32 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
         }
     };
     let mut tasks = tokio::task::JoinSet::new();
-    let duties = state.services.duties.clone();
 
-    if matches!(command, Service::Serve | Service::Api) {
-        let listener = TcpListener::bind(settings.listen).await?;
+    // The listeners first: a port already taken stops the process before
+    // any duty starts.
+    let api_listener = if matches!(command, Service::Serve | Service::Api) {
+        Some(TcpListener::bind(settings.listen).await?)
+    } else {
+        None
+    };
+    let probe_listener = match (command, settings.probe_listen) {
+        (Service::Worker, Some(probe)) => Some(TcpListener::bind(probe).await?),
+        _ => None,
+    };
+
+    let context = duties::Context {
+        services: &state.services,
+        settings: &settings,
+    };
+    for duty in duties::carried_by(command, &settings) {
+        let running = duty.start(&context, Box::pin(stopped()))?;
+        tasks.spawn(async move {
+            running.await;
+            Ok(())
+        });
+    }
+
+    if let Some(listener) = api_listener {
         let addr = listener.local_addr()?;
         tracing::info!(
             api = %format!("http://{addr}/v1/activities"),
@@ -294,108 +320,8 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
                 .await
                 .map_err(anyhow::Error::from)
         });
-        // Whatever accepts events starts their runs: the dispatcher leases
-        // rows, so every replica's dispatcher shares the work.
-        duties.set(Duty::EventDispatch, Role::Shared);
-        let dispatcher = state
-            .services
-            .events
-            .clone()
-            .with_max_running(settings.dispatch_max_running);
-        let shutdown = stopped();
-        tasks.spawn(async move {
-            dispatcher.run_dispatcher(DISPATCH_POLL, shutdown).await;
-            Ok(())
-        });
     }
-    if matches!(command, Service::Serve | Service::Api) {
-        // Alerts and notification hand-over live with the API, not the
-        // worker: a stopped worker must still be noticed and reported.
-        let evaluator = Evaluator::new(&state.services);
-        let interval = settings.alert_interval();
-        let shutdown = stopped();
-        tasks.spawn(async move {
-            evaluator.run(interval, shutdown).await;
-            Ok(())
-        });
-        // Slots of runs whose workflows closed without ending them.
-        duties.set(Duty::FlowRecovery, Role::Shared);
-        let flow = state.services.flow.clone();
-        let interval = settings.reconcile_interval();
-        let shutdown = stopped();
-        tasks.spawn(async move {
-            flow.run_recovery(interval, shutdown).await;
-            Ok(())
-        });
-        duties.set(Duty::NotificationHandOver, Role::Shared);
-        let dispatcher = state.services.notifications.clone();
-        let interval = settings.notify_interval();
-        let shutdown = stopped();
-        tasks.spawn(async move {
-            dispatcher.run_dispatcher(interval, shutdown).await;
-            Ok(())
-        });
-    }
-    if matches!(command, Service::Serve | Service::Api) {
-        // The change stream: one process numbers committed changes (a
-        // single duty), every API process fans the log out to its streams,
-        // which end when the process stops.
-        let feed = state.services.changes.clone();
-        let board = duties.clone();
-        let interval = settings.reconcile_interval();
-        let shutdown = stopped();
-        tasks.spawn(async move {
-            feed.run_sequencer(board, interval, shutdown).await;
-            Ok(())
-        });
-        let feed = state.services.changes.clone();
-        let shutdown = stopped();
-        tasks.spawn(async move {
-            feed.run_fanout(shutdown).await;
-            Ok(())
-        });
-    }
-    if matches!(command, Service::Serve | Service::Api) {
-        // Every API process carries the reconcile duty; the one holding its
-        // lease acts, the others stand by (a fleet without `serve` must
-        // still sync schedules, repair drift and start DST extra times).
-        let reconciler = Reconciler::new(&state.services);
-        let interval = settings.reconcile_interval();
-        let shutdown = stopped();
-        tasks.spawn(async move {
-            reconciler.run(interval, shutdown).await;
-            Ok(())
-        });
-    }
-    if matches!(command, Service::Serve | Service::Worker) && settings.consume_sources {
-        duties.set(Duty::BrokerConsumption, Role::Shared);
-        let consumers = crate::brokers::Context {
-            sources: state.services.sources.clone(),
-            settings: Arc::new(settings.consumers()),
-        };
-        let shutdown = stopped();
-        tasks.spawn(async move {
-            crate::brokers::run(consumers, shutdown).await;
-            Ok(())
-        });
-        if command == Service::Worker {
-            // Consumers accept events, so this process starts their runs too
-            // (serve already has a dispatcher beside its API).
-            duties.set(Duty::EventDispatch, Role::Shared);
-            let dispatcher = state
-                .services
-                .events
-                .clone()
-                .with_max_running(settings.dispatch_max_running);
-            let shutdown = stopped();
-            tasks.spawn(async move {
-                dispatcher.run_dispatcher(DISPATCH_POLL, shutdown).await;
-                Ok(())
-            });
-        }
-    }
-    if let (Service::Worker, Some(probe)) = (command, settings.probe_listen) {
-        let listener = TcpListener::bind(probe).await?;
+    if let Some(listener) = probe_listener {
         tracing::info!(probes = %format!("http://{}/readyz", listener.local_addr()?), "listening");
         let shutdown = stopped();
         let router = probe_router(state.clone());
@@ -403,15 +329,6 @@ pub async fn run_service(service: Service, settings: Settings) -> anyhow::Result
             serve(listener, router, shutdown)
                 .await
                 .map_err(anyhow::Error::from)
-        });
-    }
-    if matches!(command, Service::Serve | Service::Worker) {
-        duties.set(Duty::TemporalWorker, Role::Shared);
-        let config = settings.worker()?;
-        let shutdown = stopped();
-        tasks.spawn(async move {
-            crate::worker::run(config, shutdown).await;
-            Ok(())
         });
     }
 

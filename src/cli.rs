@@ -3,8 +3,9 @@
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 
-use crate::app;
+use crate::app::{self, Service};
 use crate::config::Settings;
+use crate::duties;
 use acp_domain::auth::Scope;
 use acp_service::Keys;
 
@@ -23,12 +24,28 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    /// API, worker and reconciler in one process (migrates first).
+    #[command(
+        about = duties::about(Service::Serve),
+        long_about = duties::long_about(Service::Serve)
+    )]
     Serve,
-    /// The HTTP API only.
+    #[command(
+        about = duties::about(Service::Api),
+        long_about = duties::long_about(Service::Api)
+    )]
     Api,
-    /// The Temporal worker only.
+    #[command(
+        about = duties::about(Service::Worker),
+        long_about = duties::long_about(Service::Worker)
+    )]
     Worker,
+    /// Print the background duties: what each does, which subcommands
+    /// carry it, whether it is leader-elected.
+    Duties {
+        /// The README's table (Markdown) instead of plain text.
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Apply database migrations and exit.
     Migrate,
     /// Print the OpenAPI document to stdout.
@@ -77,10 +94,18 @@ pub async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
             tracing::info!("migrations applied");
             Ok(())
         }
+        Command::Duties { markdown } => {
+            if markdown {
+                print!("{}", duties::markdown());
+            } else {
+                print!("{}", duties::text());
+            }
+            Ok(())
+        }
         Command::Keys(keys) => run_keys(keys, &settings).await,
-        Command::Serve => app::run_service(app::Service::Serve, settings).await,
-        Command::Api => app::run_service(app::Service::Api, settings).await,
-        Command::Worker => app::run_service(app::Service::Worker, settings).await,
+        Command::Serve => app::run_service(Service::Serve, settings).await,
+        Command::Api => app::run_service(Service::Api, settings).await,
+        Command::Worker => app::run_service(Service::Worker, settings).await,
     }
 }
 

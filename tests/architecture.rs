@@ -10,19 +10,19 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Each top-level module of the server crate and its layer, lowest first.
-const LAYERS: [(&str, u8); 11] = [
+const LAYERS: [(&str, u8); 10] = [
     // The HTTP metrics and the text page: a leaf.
     ("metrics", 0),
-    // Drivers: HTTP (its error shape too), brokers, the background loops,
-    // and the Temporal worker (its activities call the use cases; the
-    // workflows and the activities' contract they call are acp-temporal's).
+    // Drivers: HTTP (its error shape too), brokers, and the Temporal worker
+    // (its activities call the use cases; the workflows and the activities'
+    // contract they call are acp-temporal's).
     ("api", 1),
     ("brokers", 1),
-    ("alerting", 1),
-    ("reconcile", 1),
     ("worker", 1),
-    // Wiring.
+    // Wiring, and the background duties: their loops and which process
+    // starts which (the table names the worker and the consumers).
     ("config", 2),
+    ("duties", 2),
     ("app", 2),
     ("cli", 2),
     ("main", 2),
@@ -132,7 +132,7 @@ fn handlers_do_not_name_the_other_drivers() {
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{e}"));
         for module in named_modules(&text) {
-            if ["worker", "brokers", "alerting", "reconcile"].contains(&module.as_str()) {
+            if ["worker", "brokers", "duties"].contains(&module.as_str()) {
                 naming
                     .entry(
                         file.strip_prefix(&src)

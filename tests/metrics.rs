@@ -8,7 +8,7 @@ use crate::common;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use acp::reconcile::Reconciler;
+use acp::duties::reconcile::Reconciler;
 use common::*;
 use serde_json::json;
 use sqlx::PgPool;

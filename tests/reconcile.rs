@@ -10,7 +10,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use acp::reconcile::{RECONCILE_LOCK_KEY, Reconciler};
+use acp::duties::reconcile::{RECONCILE_LOCK_KEY, Reconciler};
 use common::*;
 use serde_json::{Value, json};
 use sqlx::PgPool;

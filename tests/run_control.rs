@@ -274,7 +274,7 @@ async fn a_run_past_its_run_timeout_is_cancelled_and_recorded_timed_out(pool: Pg
 
     // The reconciler's pass (acp serve runs it every few seconds) finds the
     // run past its deadline and cancels it.
-    let reconciler = acp::reconcile::Reconciler::new(&app.state.services);
+    let reconciler = acp::duties::reconcile::Reconciler::new(&app.state.services);
     let run = eventually(Duration::from_secs(60), || async {
         let _ = reconciler.pass().await;
         let (_, run) = json(app.get(&format!("/v1/runs/{run_id}")).await).await;

@@ -19,6 +19,7 @@ mod cloudevents;
 mod console_assets;
 #[path = "dst_backfill/main.rs"]
 mod dst_backfill;
+mod duties;
 mod dynamic_sql;
 #[path = "events/main.rs"]
 mod events;

@@ -69,7 +69,7 @@ async fn fires_missed_while_temporal_was_down(pool: PgPool) {
     }
 
     // The reconciler notices the outage and records it for the timeline.
-    let reconciler = acp::reconcile::Reconciler::new(&app.state.services);
+    let reconciler = acp::duties::reconcile::Reconciler::new(&app.state.services);
     let (stop_reconciler, stopped) = tokio::sync::oneshot::channel::<()>();
     let reconciling = tokio::spawn(async move {
         reconciler

@@ -31,7 +31,7 @@ struct Evaluating {
 
 impl Evaluating {
     fn start(app: &TestApp) -> Self {
-        let evaluator = acp::alerting::Evaluator::new(&app.state.services);
+        let evaluator = acp::duties::alerting::Evaluator::new(&app.state.services);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             evaluator

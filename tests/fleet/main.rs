@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
-use acp::reconcile::Reconciler;
+use acp::duties::reconcile::Reconciler;
 use chrono::{DateTime, Utc};
 use common::*;
 use serde_json::{Value, json};

@@ -195,7 +195,7 @@ async fn a_resume_while_temporal_is_unreachable_catches_up_when_it_returns(pool:
 
     // The reconciler, which reaches Temporal, unpauses the schedule and
     // hands over the pending catch-up: exactly those times run.
-    let reconciler = acp::reconcile::Reconciler::new(&app.state.services);
+    let reconciler = acp::duties::reconcile::Reconciler::new(&app.state.services);
     let dispatched = eventually(Duration::from_secs(30), || async {
         let report = reconciler.pass().await.unwrap_or_else(|e| panic!("{e}"));
         (report.backfills_dispatched > 0).then_some(report.backfills_dispatched)
