@@ -1,4 +1,4 @@
-//! Flow control use cases (issue 14): what the slots of an activity look
+//! Flow control use cases: what the slots of an activity look
 //! like, and the recovery of slots whose runs are gone.
 
 use std::sync::Arc;

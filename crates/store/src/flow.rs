@@ -1,4 +1,4 @@
-//! Concurrency slots of flow-controlled activities (issue 14), in
+//! Concurrency slots of flow-controlled activities, in
 //! PostgreSQL so that one limit holds across every API replica and worker.
 //!
 //! Why the limit is exact: every grant for one (activity, key) happens in a
@@ -93,8 +93,8 @@ impl FlowStore {
         match status {
             Some("queued") => {}
             Some("running") => {
-                // Running without a slot: a retry of an ended run (issue 13)
-                // moved it to `running`. It queues like any other run.
+                // Running without a slot: a retry of an ended run moved it
+                // to `running`. It queues like any other run.
                 requeue(&mut tx, run_id).await?;
             }
             _ => {

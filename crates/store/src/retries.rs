@@ -1,4 +1,4 @@
-//! Retries of runs (issue 13): the conditional update that begins an
+//! Retries of runs: the conditional update that begins an
 //! attempt, and the attempts a run has had.
 
 use chrono::{DateTime, Utc};

@@ -1,4 +1,4 @@
-//! What flow control (issue 14) asks Temporal: whether a run's workflow is
+//! What flow control asks Temporal: whether a run's workflow is
 //! still open, for the pass that recovers slots of runs that are gone.
 
 use temporalio_client::grpc::WorkflowService;
