@@ -1,4 +1,4 @@
-//! The statements the store builds at run time (issue 27): every other
+//! The statements the store builds at run time: every other
 //! statement is checked against the migrated schema when the crate builds
 //! (`sqlx::query!` and its offline data in `.sqlx/`, see `scripts/sqlx-check`),
 //! but a `QueryBuilder` list with optional filters cannot be. So each of them

@@ -1,9 +1,8 @@
-//! The integration tests, one binary: each module is what was a test
-//! binary of its own (its Temporal dev server, its databases), and
-//! scripts/test runs each module as a job of its own process
-//! (`suite --exact <its tests>`). One binary instead of 41: the shared
-//! `common` module and the link of the whole dependency tree once, not
-//! once per file.
+//! The integration tests, one binary: each module is a test file with its
+//! own Temporal dev server and databases, and scripts/test runs each module
+//! as a job of its own process (`suite --exact <its tests>`). One binary
+//! rather than one per file: the shared `common` module and the link of the
+//! whole dependency tree happen once, not once per file.
 
 mod common;
 

@@ -3,7 +3,7 @@
 
 use super::*;
 
-/// The debounce Show item: under `debounce { period: PT2S, key:
+/// Under `debounce { period: PT2S, key:
 /// /payload/doc }`, 30 events for one doc within 1.5 s become one run of the
 /// last, started two seconds after it, carrying the 29 it absorbed; the
 /// absorbed events are skipped runs (`debounced`) whose dispatches name that

@@ -66,7 +66,7 @@ async fn rate_limit_is_validated_stored_and_returned(pool: PgPool) {
     assert_eq!(fetched["flow"], want);
 }
 
-/// The rate-limit Show item: 50 events at once under `rate_limit {
+/// 50 events at once under `rate_limit {
 /// limit: 5, period: PT1S }`: by the runs' recorded start times, no window
 /// of one second holds more than 5 starts, and every event ran exactly once.
 #[sqlx::test(migrations = "./migrations")]
