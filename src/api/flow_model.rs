@@ -1,4 +1,4 @@
-//! The `flow` part of an activity as the API speaks it (issue 14), and its
+//! The `flow` part of an activity as the API speaks it, and its
 //! parsing into the domain.
 
 use serde::{Deserialize, Serialize};
