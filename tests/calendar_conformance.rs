@@ -49,8 +49,9 @@ const ZONES: [&str; 11] = [
 ];
 
 /// Expressions that meet the clock changes: daily times in and beside the
-/// changing hour, hourly and quarter-hourly walks, midnight (Santiago and Havana change at midnight),
-/// Chatham's 02:45, weekdays next to a midnight gap.
+/// changing hour, hourly and quarter-hourly walks, midnight (Santiago and
+/// Havana change at midnight), Chatham's 02:45, weekdays next to a midnight
+/// gap.
 const DST_EXPRESSIONS: [&str; 14] = [
     "0 * * * *",
     "*/15 * * * *",

@@ -1,7 +1,7 @@
-//! Fairness: one activity's burst does not starve the others. A
-//! PT1S interval activity keeps its cadence while a backlog of 400 events
-//! drains on another activity, through real HTTP, a real Temporal dev
-//! server, the worker and the event dispatcher as `acp serve` runs them.
+//! Fairness: one activity's burst does not starve the others. A PT1S interval
+//! activity keeps its cadence while a backlog of 400 events drains on another
+//! activity, through real HTTP, a real Temporal dev server, the worker and the
+//! event dispatcher as `acp serve` runs them.
 
 use crate::common;
 

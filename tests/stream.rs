@@ -1,7 +1,7 @@
-//! `GET /v1/stream`: every change, from a log written in the
-//! changes' own transactions, resumable with `Last-Event-ID` across a
-//! kill -9 of the service, with a `resync` for a client that falls behind,
-//! and stream tokens for browsers.
+//! `GET /v1/stream`: every change, from a log written in the changes' own
+//! transactions, resumable with `Last-Event-ID` across a kill -9 of the
+//! service, with a `resync` for a client that falls behind, and stream tokens
+//! for browsers.
 
 use crate::common;
 

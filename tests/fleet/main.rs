@@ -1,7 +1,7 @@
-//! The scaled-out fleet: two `acp api` and two `acp worker`
-//! processes of the built binary, no `acp serve`, on one PostgreSQL and one
-//! Temporal dev server. Every background duty runs somewhere, the single
-//! ones in exactly one process, taken over when that process dies.
+//! The scaled-out fleet: two `acp api` and two `acp worker` processes of the
+//! built binary, no `acp serve`, on one PostgreSQL and one Temporal dev
+//! server. Every background duty runs somewhere, the single ones in exactly
+//! one process, taken over when that process dies.
 
 use crate::common;
 mod duties;

@@ -1,5 +1,5 @@
-//! Concurrency slots of flow-controlled activities, in
-//! PostgreSQL so that one limit holds across every API replica and worker.
+//! Concurrency slots of flow-controlled activities, in PostgreSQL so that one
+//! limit holds across every API replica and worker.
 //!
 //! Why the limit is exact: every grant for one (activity, key) happens in a
 //! transaction holding that key's advisory lock, which counts the slots held
