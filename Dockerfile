@@ -20,8 +20,8 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends protobuf-compiler libprotobuf-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-# Strip symbols (measured here: 65 MB -> 50 MB); set before the first build so the
-# dependency layer and the final build use the same profile.
+# Strip symbols (the binary goes from about 65 MB to 50 MB); set before the
+# first build so the dependency layer and the final build use the same profile.
 ENV CARGO_PROFILE_RELEASE_STRIP=symbols
 
 # Dependencies first, against stub sources, so this slow layer (the SDK,

@@ -1,8 +1,8 @@
-//! The statements the store builds at run time (issue 27): every other
-//! statement is checked against the migrated schema when the crate builds
-//! (`sqlx::query!` and its offline data in `.sqlx/`, see `scripts/sqlx-check`),
-//! but a `QueryBuilder` list with optional filters cannot be. So each of them
-//! runs here, in every combination of its optional clauses, against a fresh
+//! The statements the store builds at run time: every other statement is
+//! checked against the migrated schema when the crate builds (`sqlx::query!`
+//! and its offline data in `.sqlx/`, see `scripts/sqlx-check`), but a
+//! `QueryBuilder` list with optional filters cannot be. So each of them runs
+//! here, in every combination of its optional clauses, against a fresh
 //! migrated database: a column a clause names that the schema does not have
 //! fails here. One row of each is written first, so that the unfiltered
 //! variant also decodes a row.

@@ -1,5 +1,5 @@
-//! Run control in bulk against the real engine (issue 13): an activity's
-//! runs matching filters retried or cancelled, run by run, safe to repeat.
+//! Run control in bulk against the real engine: an activity's runs matching
+//! filters retried or cancelled, run by run, safe to repeat.
 
 use crate::common;
 

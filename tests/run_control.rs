@@ -1,4 +1,4 @@
-//! Run control against the real engine: cancelling a running run (issue 13).
+//! Run control against the real engine: cancelling a running run.
 
 use crate::common;
 

@@ -1,6 +1,6 @@
-//! Retrying failed runs against the real engine (issue 13): the same
-//! contract workflow ID, tasks that succeeded kept, exactly one attempt per
-//! request however many arrive at once.
+//! Retrying failed runs against the real engine: the same contract workflow
+//! ID, tasks that succeeded kept, exactly one attempt per request however many
+//! arrive at once.
 
 use crate::common;
 

@@ -32,9 +32,9 @@ async fn sigterm_during_200_writes_loses_no_acknowledged_write(pool: PgPool) {
 
     // 200 writes, 32 in flight at a time (a client's connection pool): half
     // event activities (no Temporal in the request), half scheduled ones (a
-    // schedule is created in the request). All 200 at once beside stress-ng
-    // waited over the pool's 3 s for one of the 16 PostgreSQL connections and
-    // got the overload's honest 503 ("PostgreSQL is unavailable; retry
+    // schedule is created in the request). All 200 at once on a loaded machine
+    // wait over the pool's 3 s for one of the 16 PostgreSQL connections and
+    // get the overload's honest 503 ("PostgreSQL is unavailable; retry
     // shortly"): an overload, which the service answers the same with or
     // without a signal, not what this test is about.
     let in_flight = Arc::new(tokio::sync::Semaphore::new(32));

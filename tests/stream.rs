@@ -1,7 +1,7 @@
-//! `GET /v1/stream` (issue 28): every change, from a log written in the
-//! changes' own transactions, resumable with `Last-Event-ID` across a
-//! kill -9 of the service, with a `resync` for a client that falls behind,
-//! and stream tokens for browsers.
+//! `GET /v1/stream`: every change, from a log written in the changes' own
+//! transactions, resumable with `Last-Event-ID` across a kill -9 of the
+//! service, with a `resync` for a client that falls behind, and stream tokens
+//! for browsers.
 
 use crate::common;
 
@@ -175,8 +175,8 @@ async fn three_clients_see_the_whole_log_across_a_kill_9(pool: PgPool) {
     .await;
     let log = eventually(Duration::from_secs(60), || async {
         // Every committed change numbered: a run's last change can still
-        // sit in the inbox when its row already says succeeded (seen: 498
-        // of 500 final states in a log that was "quiet" for a moment).
+        // sit in the inbox when its row already says succeeded, even while
+        // the log stays quiet for a moment.
         let (unnumbered,): (i64,) = sqlx::query_as("SELECT count(*) FROM change_inbox")
             .fetch_one(&pool)
             .await

@@ -13,7 +13,7 @@ use crate::history::print_cpu_row;
 use crate::load::{Figures, measure, met, ms};
 use crate::service::{Database, Service, create_key};
 
-/// Calls in flight for the accepted rate, as the issue asks.
+/// Calls in flight for the accepted rate: the load its goal is set at.
 const CONCURRENCY: usize = 32;
 
 /// The rows one accepted event leaves, in one statement: the event and its

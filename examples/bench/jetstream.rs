@@ -1,8 +1,8 @@
-//! Benchmark 7, broker ingress (issue 16): JetStream messages to committed
-//! events through an `acp serve` source, against a bare `async-nats`
-//! consumer on the same stream that only acknowledges, in the same run.
-//! NATS must answer on 127.0.0.1:4222 with JetStream (`scripts/bench`
-//! starts it as the test command does).
+//! Benchmark 7, broker ingress: JetStream messages to committed events through
+//! an `acp serve` source, against a bare `async-nats` consumer on the same
+//! stream that only acknowledges, in the same run. NATS must answer on
+//! 127.0.0.1:4222 with JetStream (`scripts/bench` starts it as the test
+//! command does).
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,5 @@
-//! The `flow` part of an activity as the API speaks it (issue 14), and its
-//! parsing into the domain.
+//! The `flow` part of an activity as the API speaks it, and its parsing into
+//! the domain.
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;

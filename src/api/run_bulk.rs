@@ -1,5 +1,4 @@
-//! `/v1/activities/{id}/runs/retry` and `/runs/cancel`: run control in bulk
-//! (issue 13).
+//! `/v1/activities/{id}/runs/retry` and `/runs/cancel`: run control in bulk.
 
 use axum::extract::State;
 use axum::{Extension, Json};

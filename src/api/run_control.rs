@@ -1,4 +1,4 @@
-//! `/v1/runs/{run_id}/cancel` and `/retry`: run control (issue 13).
+//! `/v1/runs/{run_id}/cancel` and `/retry`: run control.
 
 use axum::extract::State;
 use axum::http::StatusCode;

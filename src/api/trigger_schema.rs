@@ -184,7 +184,9 @@ pub struct CronTrigger {
     jitter: Option<String>,
 }
 
-/// Runs every `every`, from when the schedule is created.
+/// Runs at the multiples of `every` since the Unix epoch (1970-01-01T00:00Z),
+/// as Temporal aligns intervals, not counted from when the activity is
+/// created: `PT1H` runs on the hour.
 #[derive(ToSchema, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntervalTrigger {

@@ -111,9 +111,8 @@ fn every_two_seconds(name: &str) -> Value {
 }
 
 async fn first_success(app: &TestApp, id: &str) {
-    // Generous: beside stress-ng the first success of a two-second schedule
-    // on the test's own new dev server once took over a minute (why is not
-    // known yet).
+    // Generous: on a loaded machine the first success of a two-second
+    // schedule on the test's own new dev server can take over a minute.
     eventually(Duration::from_secs(120), || async {
         app.runs_of(id)
             .await

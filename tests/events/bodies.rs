@@ -140,7 +140,7 @@ async fn bad_events_name_their_field(pool: PgPool) {
 
 /// Numbers at the edges of what JSON parsers hold come back as they went in:
 /// PostgreSQL keeps a jsonb number exactly, and its decimal rendering of the
-/// largest doubles must still read back (it once failed, answering 500).
+/// largest doubles must still parse back, or the request answers 500.
 #[sqlx::test(migrations = "./migrations")]
 async fn extreme_numbers_in_a_payload_round_trip(pool: PgPool) {
     let app = TestApp::without_temporal(pool).await;

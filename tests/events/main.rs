@@ -1,4 +1,4 @@
-//! The event router: stable event IDs, exactly one run per (activity, event),
+//! The event intake: stable event IDs, exactly one run per (activity, event),
 //! even under concurrent re-delivery, crashes, and after Temporal forgot.
 
 mod bodies;

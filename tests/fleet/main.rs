@@ -1,7 +1,7 @@
-//! The scaled-out fleet (issue 30): two `acp api` and two `acp worker`
-//! processes of the built binary, no `acp serve`, on one PostgreSQL and one
-//! Temporal dev server. Every background duty runs somewhere, the single
-//! ones in exactly one process, taken over when that process dies.
+//! The scaled-out fleet: two `acp api` and two `acp worker` processes of the
+//! built binary, no `acp serve`, on one PostgreSQL and one Temporal dev
+//! server. Every background duty runs somewhere, the single ones in exactly
+//! one process, taken over when that process dies.
 
 use crate::common;
 mod duties;
@@ -22,8 +22,8 @@ use temporalio_common::protos::temporal::api::workflowservice::v1::PatchSchedule
 use tonic::IntoRequest;
 
 /// Each process's pool is kept small (the default is 16): a test runs four
-/// processes, and with their pools grown under load the fleet test took
-/// PostgreSQL to 90 of its 100 connections beside stress-ng.
+/// processes, and four default pools grown under load, beside the other
+/// tests' connections, come close to PostgreSQL's 100.
 const FLEET_ENV: [(&str, &str); 4] = [
     ("ACP_AUTH_DISABLED", "true"),
     ("ACP_RECONCILE_INTERVAL", "0.5"),

@@ -71,8 +71,8 @@ async fn flow_is_validated_stored_and_returned(pool: PgPool) {
     );
 }
 
-/// The first Show item: 200 events over 10 customers, at most 2 runs
-/// per customer at once, by the sink's own count.
+/// 200 events over 10 customers, at most 2 runs per customer at once, by the
+/// sink's own count.
 #[sqlx::test(migrations = "./migrations")]
 async fn concurrency_limit_per_key_holds_for_a_burst_of_200_events(pool: PgPool) {
     let app = app(pool).await;

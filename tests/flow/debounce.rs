@@ -3,11 +3,11 @@
 
 use super::*;
 
-/// The debounce Show item: under `debounce { period: PT2S, key:
-/// /payload/doc }`, 30 events for one doc within 1.5 s become one run of the
-/// last, started two seconds after it, carrying the 29 it absorbed; the
-/// absorbed events are skipped runs (`debounced`) whose dispatches name that
-/// run; another doc's events have their own run.
+/// Under `debounce { period: PT2S, key: /payload/doc }`, 30 events for one doc
+/// within 1.5 s become one run of the last, started two seconds after it,
+/// carrying the 29 it absorbed; the absorbed events are skipped runs
+/// (`debounced`) whose dispatches name that run; another doc's events have
+/// their own run.
 #[sqlx::test(migrations = "./migrations")]
 async fn debounce_collapses_a_burst_per_key_into_one_run_of_the_last_event(pool: PgPool) {
     let app = app(pool).await;

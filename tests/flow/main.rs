@@ -1,7 +1,7 @@
-//! Flow control (issue 14): `flow.concurrency` on an activity, exact across
-//! every run of a key, through real HTTP, a real Temporal dev server and a
-//! webhook sink that keeps its own log of overlapping calls. One test binary
-//! (one Temporal dev server); each limit's tests in a module of their own.
+//! Flow control: `flow.concurrency` on an activity, exact across every run of
+//! a key, through real HTTP, a real Temporal dev server and a webhook sink
+//! that keeps its own log of overlapping calls. One test binary (one Temporal
+//! dev server); each limit's tests in a module of their own.
 
 use crate::common;
 mod concurrency;

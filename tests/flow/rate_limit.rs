@@ -66,9 +66,9 @@ async fn rate_limit_is_validated_stored_and_returned(pool: PgPool) {
     assert_eq!(fetched["flow"], want);
 }
 
-/// The rate-limit Show item: 50 events at once under `rate_limit {
-/// limit: 5, period: PT1S }`: by the runs' recorded start times, no window
-/// of one second holds more than 5 starts, and every event ran exactly once.
+/// 50 events at once under `rate_limit { limit: 5, period: PT1S }`: by the
+/// runs' recorded start times, no window of one second holds more than 5
+/// starts, and every event ran exactly once.
 #[sqlx::test(migrations = "./migrations")]
 async fn rate_limit_spreads_a_burst_of_50_events_to_5_starts_a_second(pool: PgPool) {
     let app = app(pool).await;

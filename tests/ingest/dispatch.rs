@@ -44,11 +44,10 @@ async fn accepted_events_are_started_once_by_dispatchers_sharing_the_rows(pool: 
     .await;
     drop((first, second));
 
-    // Every dispatch completed, one run each. A start that failed under load
-    // (seen once beside stress-ng; its error is cleared on completion) is
-    // retried by whoever leases the row next: `attempts` 2 is the retry
-    // working, so the once-ness is shown by the executions below, not by the
-    // attempt count.
+    // Every dispatch completed, one run each. A start that fails under load
+    // (its error is cleared on completion) is retried by whoever leases the
+    // row next: `attempts` 2 is the retry working, so the once-ness is shown
+    // by the executions below, not by the attempt count.
     assert_eq!(
         scalar(
             &pool,

@@ -106,7 +106,7 @@ async fn ran_times(app: &TestApp, id: &str) -> Vec<DateTime<Utc>> {
 /// The `n` latest times of a schedule of period `step` up to `newest` that
 /// did not run (oldest first): a fire in the moment after the pause was
 /// recorded and before Temporal's schedule took it ran, and is not missed
-/// (seen under load: the catch-up took the second before instead).
+/// (under load the catch-up then takes the second before instead).
 fn latest_missed(
     newest: DateTime<Utc>,
     step: chrono::Duration,

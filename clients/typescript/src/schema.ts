@@ -1580,7 +1580,11 @@ export interface components {
             event_id: string;
             event_id_origin: components["schemas"]["EventIdOrigin"];
         };
-        /** @description Runs every `every`, from when the schedule is created. */
+        /**
+         * @description Runs at the multiples of `every` since the Unix epoch (1970-01-01T00:00Z),
+         *     as Temporal aligns intervals, not counted from when the activity is
+         *     created: `PT1H` runs on the hour.
+         */
         IntervalTrigger: {
             /**
              * Format: int64

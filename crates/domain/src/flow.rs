@@ -1,7 +1,7 @@
-//! Flow control of an activity's runs (issue 14): how many may run at once,
-//! per key, and what a run that finds the limit reached does. Pure: the
-//! slot bookkeeping itself lives in PostgreSQL (`store::flow`), which asks
-//! [`admit`] what to do with the facts it read under its lock.
+//! Flow control of an activity's runs: how many may run at once, per key, and
+//! what a run that finds the limit reached does. Pure: the slot bookkeeping
+//! itself lives in PostgreSQL (`store::flow`), which asks [`admit`] what to do
+//! with the facts it read under its lock.
 
 use serde::{Deserialize, Serialize};
 

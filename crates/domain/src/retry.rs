@@ -1,5 +1,5 @@
-//! Retrying a run (issue 13): which runs may run again, and what a retry
-//! request does with the run in front of it. Pure decisions, table-tested.
+//! Retrying a run: which runs may run again, and what a retry request does
+//! with the run in front of it. Pure decisions, table-tested.
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

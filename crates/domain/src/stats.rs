@@ -1,4 +1,4 @@
-//! Run statistics (issue 28): which buckets a window of time is cut into.
+//! Run statistics: which buckets a window of time is cut into.
 //! Pure: the window is checked and cut here, counted by the store.
 
 use chrono::{DateTime, Duration, Utc};

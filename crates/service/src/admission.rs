@@ -1,8 +1,7 @@
-//! Which event runs the dispatchers may start now (fairness, issue 14): the
-//! state behind `domain::admission`'s rule, and the one query it reads.
-//! A backlog left waiting here stays in its outbox rows instead of in
-//! Temporal's task queue, where its workflow tasks would be served before
-//! the next scheduled run's.
+//! Which event runs the dispatchers may start now (fairness): the state behind
+//! `domain::admission`'s rule, and the one query it reads. A backlog left
+//! waiting here stays in its outbox rows instead of in Temporal's task queue,
+//! where its workflow tasks would be served before the next scheduled run's.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::StreamExt;
 
 use super::Result;
-use super::events::{EventRouter, StartTarget, event_json};
+use super::events::{EventIntake, StartTarget, event_json};
 use acp_domain::event::DispatchOutcome;
 use acp_store::StoreError;
 use acp_store::outbox::LeasedDispatch;
@@ -31,7 +31,7 @@ struct Round {
     leased: usize,
 }
 
-impl EventRouter {
+impl EventIntake {
     /// One dispatcher round: leases the oldest due dispatches (those no
     /// other dispatcher or waiting request holds) that the admission leaves
     /// room for, starts them with bounded concurrency, and returns how many

@@ -1,4 +1,4 @@
-//! The event router: stable event IDs in, exactly one run per (activity,
+//! The event intake: stable event IDs in, exactly one run per (activity,
 //! event) out, for as long as PostgreSQL remembers (not Temporal's retention).
 //! Also the event history: events and their dispatches.
 //!
@@ -8,7 +8,7 @@
 //! outbox: a start is idempotent by workflow ID (RejectDuplicate), so a row
 //! left pending by a crash or an outage is simply started again once its
 //! lease lapses. A client that asks to wait (`Prefer: wait`) gets its starts
-//! made within its request instead, as before the dispatcher.
+//! made within its request instead.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -70,8 +70,11 @@ const WAIT_LEASE: Duration = Duration::from_secs(10);
 /// this long before the next attempt.
 const RETRY_AFTER: Duration = Duration::from_secs(2);
 
+/// Accepts events: records each with one dispatch per subscribed activity,
+/// starts the dispatches' runs (here when a client waits, else through the
+/// dispatcher), and reads the event history back.
 #[derive(Clone)]
-pub struct EventRouter {
+pub struct EventIntake {
     pub(super) events: EventStore,
     gateway: Arc<TemporalGateway>,
     task_queue: Arc<str>,
@@ -143,7 +146,7 @@ fn check_same_content(record: &EventRecord, event: &NewEvent) -> Result<()> {
     }))
 }
 
-impl EventRouter {
+impl EventIntake {
     pub fn new(events: EventStore, gateway: Arc<TemporalGateway>, task_queue: Arc<str>) -> Self {
         Self {
             batch: GroupCommit::new(events.clone()),
@@ -175,7 +178,7 @@ impl EventRouter {
         false
     }
 
-    /// Records an event and routes it to every enabled event activity
+    /// Records an event and a dispatch for every enabled event activity
     /// subscribed to its type, at most once per (activity, event) however
     /// often it is delivered. Without `wait` it answers once the rows are
     /// committed (new dispatches `pending`, for the dispatcher); with `wait`
@@ -210,7 +213,7 @@ impl EventRouter {
                 &event.payload,
             )
             .await?;
-        // Conflicting re-delivery (issue 16): the same ID with other content.
+        // Conflicting re-delivery: the same ID with other content.
         check_same_content(&record, &event)?;
         let subscribers = self.events.subscribers(&record.event_type).await?;
         self.subscribers.remember(&record.event_type, &subscribers);

@@ -1,5 +1,5 @@
-//! Flow control use cases (issue 14): what the slots of an activity look
-//! like, and the recovery of slots whose runs are gone.
+//! Flow control use cases: what the slots of an activity look like, and the
+//! recovery of slots whose runs are gone.
 
 use std::sync::Arc;
 

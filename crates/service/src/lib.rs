@@ -46,7 +46,7 @@ pub use acp_store::{StoreError, StoreResult};
 
 pub use activities::Activities;
 pub use alerts::Alerts;
-pub use events::EventRouter;
+pub use events::EventIntake;
 pub use flow::FlowControl;
 pub use keys::Keys;
 pub use notifications::Notifications;
@@ -123,7 +123,7 @@ pub struct Services {
     pub activities: Activities,
     pub schedules: Schedules,
     pub runs: Runs,
-    pub events: EventRouter,
+    pub events: EventIntake,
     pub sources: Sources,
     pub alerts: Alerts,
     pub notifications: Notifications,
@@ -143,7 +143,7 @@ impl Services {
             task_queue.clone(),
         );
         let run_store = RunStore::new(pool.clone());
-        let events = EventRouter::new(
+        let events = EventIntake::new(
             EventStore::new(pool.clone()),
             gateway.clone(),
             task_queue.clone(),

@@ -49,7 +49,7 @@ pub static RUNS: LazyLock<IntCounterVec> = LazyLock::new(|| {
         &["activity_id", "status"],
     )
 });
-/// Run control (issue 13): cancel requests that reached a running run.
+/// Run control: cancel requests that reached a running run.
 pub static RUN_CANCELS: LazyLock<IntCounterVec> = LazyLock::new(|| {
     counter_of(
         "acp_run_cancels_total",
@@ -58,7 +58,7 @@ pub static RUN_CANCELS: LazyLock<IntCounterVec> = LazyLock::new(|| {
         &["cancel_requested", "terminated"],
     )
 });
-/// Run control (issue 13): retries that began a new attempt of a run, by
+/// Run control: retries that began a new attempt of a run, by
 /// how they were asked for: `run` (one run) or `bulk` (an activity's runs).
 pub static RUN_RETRIES: LazyLock<IntCounterVec> = LazyLock::new(|| {
     counter_of(

@@ -1,8 +1,8 @@
-//! Run control in bulk: retry or cancel an activity's runs matching filters
-//! (issue 13). Each run goes through the same conditional action as a
-//! single request, so a bulk request is idempotent by the runs' state: a
-//! repeat (also after a crash in the middle) finds the runs it already
-//! handled running, succeeded or cancelled and leaves them alone.
+//! Run control in bulk: retry or cancel an activity's runs matching filters.
+//! Each run goes through the same conditional action as a single request,
+//! so a bulk request is idempotent by the runs' state: a repeat (also after
+//! a crash in the middle) finds the runs it already handled running,
+//! succeeded or cancelled and leaves them alone.
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

@@ -1,4 +1,4 @@
-//! Run control: cancel a running run (issue 13).
+//! Run control: cancel a running run.
 
 use uuid::Uuid;
 

@@ -1,4 +1,4 @@
-//! Run control: retry a failed or cancelled run (issue 13).
+//! Run control: retry a failed or cancelled run.
 
 use std::time::Duration;
 

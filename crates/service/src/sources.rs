@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::events::{EventRouter, NewEvent};
+use super::events::{EventIntake, NewEvent};
 use super::{Error, Result, found};
 use acp_domain::event::ConflictRecord;
 use acp_domain::message::{self, RejectReason};
@@ -51,11 +51,11 @@ pub enum Delivered {
 #[derive(Clone)]
 pub struct Sources {
     store: SourceStore,
-    events: EventRouter,
+    events: EventIntake,
 }
 
 impl Sources {
-    pub fn new(store: SourceStore, events: EventRouter) -> Self {
+    pub fn new(store: SourceStore, events: EventIntake) -> Self {
         Self { store, events }
     }
 

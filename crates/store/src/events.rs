@@ -1,4 +1,4 @@
-//! `events` and `event_dispatches`: the event router's memory, which outlives
+//! `events` and `event_dispatches`: the event intake's memory, which outlives
 //! Temporal's retention.
 
 use chrono::{DateTime, Utc};

@@ -1,5 +1,5 @@
-//! Concurrency slots of flow-controlled activities (issue 14), in
-//! PostgreSQL so that one limit holds across every API replica and worker.
+//! Concurrency slots of flow-controlled activities, in PostgreSQL so that one
+//! limit holds across every API replica and worker.
 //!
 //! Why the limit is exact: every grant for one (activity, key) happens in a
 //! transaction holding that key's advisory lock, which counts the slots held
@@ -93,8 +93,8 @@ impl FlowStore {
         match status {
             Some("queued") => {}
             Some("running") => {
-                // Running without a slot: a retry of an ended run (issue 13)
-                // moved it to `running`. It queues like any other run.
+                // Running without a slot: a retry of an ended run moved it
+                // to `running`. It queues like any other run.
                 requeue(&mut tx, run_id).await?;
             }
             _ => {

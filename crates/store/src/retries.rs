@@ -1,5 +1,5 @@
-//! Retries of runs (issue 13): the conditional update that begins an
-//! attempt, and the attempts a run has had.
+//! Retries of runs: the conditional update that begins an attempt, and the
+//! attempts a run has had.
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

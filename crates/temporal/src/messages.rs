@@ -65,8 +65,8 @@ pub struct LoggedRun {
     /// limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<RateGate>,
-    /// The run's attempt: 1, or more for a retry (issue 13). Absent in
-    /// histories from before retries, which were all first attempts.
+    /// The run's attempt: 1, or more for a retry. Absent in histories from
+    /// before retries, which were all first attempts.
     #[serde(default = "first_attempt")]
     pub attempt: u32,
 }

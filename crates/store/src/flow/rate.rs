@@ -64,7 +64,7 @@ impl FlowStore {
             }
             Some(("queued", _)) => {}
             // Running without a start of this attempt: a retry of an ended
-            // run (issue 13) moved it to `running`. It waits like any other.
+            // run moved it to `running`. It waits like any other.
             Some(("running", false)) => requeue(&mut tx, run_id).await?,
             _ => {
                 tx.commit().await?;

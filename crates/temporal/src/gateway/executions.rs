@@ -177,7 +177,7 @@ impl TemporalGateway {
         .await
     }
 
-    // --- run control (issue 13) ---
+    // --- run control ---
 
     /// Asks the latest execution of `workflow_id` to cancel. `false` when
     /// there is nothing open to cancel.

@@ -1,5 +1,5 @@
-//! What flow control (issue 14) asks Temporal: whether a run's workflow is
-//! still open, for the pass that recovers slots of runs that are gone.
+//! What flow control asks Temporal: whether a run's workflow is still open,
+//! for the pass that recovers slots of runs that are gone.
 
 use temporalio_client::grpc::WorkflowService;
 use temporalio_common::protos::temporal::api::common::v1::WorkflowExecution;

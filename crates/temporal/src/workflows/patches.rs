@@ -7,8 +7,8 @@
 /// `start_task` and `finish_task`, a retry's `task_state`) as local
 /// activities: the worker runs them inside the workflow task that asked,
 /// and history keeps one marker instead of an activity task's three events,
-/// its dispatch through the server and the workflow task that follows
-/// (issue 15). They are the same idempotent upserts, retried the same way.
+/// its dispatch through the server and the workflow task that follows.
+/// They are the same idempotent upserts, retried the same way.
 /// Histories from before the patch keep their activity tasks on replay.
 pub(super) const LOCAL_BOOKKEEPING: &str = "bookkeeping-as-local-activities";
 

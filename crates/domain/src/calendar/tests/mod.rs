@@ -1,5 +1,6 @@
-//! The table and the properties of the two clocks: helpers here,
-//! the engine model in `engine`, the policy's times in `policy`.
+//! Table tests of the clock changes and the properties of the two clocks:
+//! helpers here, the engine model in `engine`, the policy's times in
+//! `policy`.
 
 use chrono::{DateTime, Duration, Utc};
 
