@@ -26,7 +26,7 @@ ACP_TOOLS="$ACP_ROOT/tools"
 TEMPORAL_CLI_VERSION="${ACP_TEMPORAL_CLI_VERSION:-1.9.1}"
 
 # The store's query macros read their statements' descriptions from .sqlx/
-# (issue 27) rather than asking DATABASE_URL's database, which the scripts
+# rather than asking DATABASE_URL's database, which the scripts
 # point at databases that may not be migrated yet (or at the server only).
 # scripts/sqlx-check keeps .sqlx/ current, building online itself.
 export SQLX_OFFLINE="${SQLX_OFFLINE:-true}"
@@ -286,9 +286,9 @@ ensure_temporal_cli() {
 
 # scratch_dir: where throwaway state goes (a check's Temporal SQLite file):
 # /dev/shm when the machine has it, else TMPDIR or /tmp. The dev server
-# commits every workflow task to that file; on tmpfs the syncs cost nothing
-# (the flow tests took 60 s instead of 101 s with their servers' files on
-# tmpfs, and a third less CPU). Not for anything that must survive a reboot.
+# commits every workflow task to that file; on tmpfs the syncs cost nothing,
+# which makes the Temporal-bound tests markedly faster and lighter. Not for
+# anything that must survive a reboot.
 scratch_dir() {
     if [[ -d /dev/shm && -w /dev/shm ]]; then
         echo /dev/shm
@@ -497,7 +497,7 @@ ensure_database() {
 }
 
 # ---------------------------------------------------------------------------
-# Brokers: NATS with JetStream and RabbitMQ (issue 16), from Debian's packages
+# Brokers: NATS with JetStream and RabbitMQ, from Debian's packages
 # ---------------------------------------------------------------------------
 
 # ensure_nats: NATS with JetStream on 127.0.0.1:4222. Left alone if something

@@ -44,8 +44,7 @@ pub fn closed_address() -> String {
 
 /// Where a dev server's SQLite file goes: /dev/shm when the machine has it
 /// (the server commits every workflow task to the file, and on tmpfs the
-/// syncs cost nothing: the flow tests took 60 s instead of 101 s, and a
-/// third less CPU), else the temp dir.
+/// syncs cost nothing), else the temp dir.
 fn scratch_dir() -> PathBuf {
     let shm = PathBuf::from("/dev/shm");
     let writable = std::fs::metadata(&shm).is_ok_and(|m| m.is_dir() && !m.permissions().readonly());
