@@ -17,7 +17,7 @@ use crate::cpu::CpuWatch;
 use crate::load::{Figures, measure, measure_for, met, ms};
 use crate::service::{Database, RssPeak, Service, create_key};
 
-/// `CURSOR_SCOPE` of `src/api/runs.rs`. A wrong value is caught below: the
+/// `CURSOR_SCOPE` of `src/api/runs/handlers.rs`. A wrong value is caught below: the
 /// built cursor is compared with the one the API hands out.
 const CURSOR_SCOPE: &str = "runs";
 

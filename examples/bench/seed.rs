@@ -4,7 +4,7 @@
 use anyhow::bail;
 use uuid::Uuid;
 
-use acp::api::activity_model::ActivityRequest;
+use acp::api::activities::model::ActivityRequest;
 
 /// The share of runs that belong to the activity being read (one in ten), so
 /// that it has a history deep enough to page 10,000 rows into.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use acp::api::activity_model::ActivityRequest;
+use acp::api::activities::model::ActivityRequest;
 use acp_domain::activity::{Activity, SyncState, SyncStatus};
 use acp_temporal::TemporalGateway;
 use acp_temporal::translate::desired_schedule;

@@ -1,41 +1,27 @@
-//! HTTP handlers, one file per resource. Handlers are thin: extract, convert,
+//! HTTP handlers, one module per resource. Handlers are thin: extract, convert,
 //! call, convert. No SQL and no protobuf types in here.
 
 pub mod activities;
-pub mod activity_model;
-pub mod alert_model;
 pub mod alerts;
 pub mod auth;
-pub mod cloudevents;
 pub mod console;
 pub mod error;
-pub mod event_batch;
-pub mod event_history;
 pub mod events;
 pub mod extract;
 mod field_errors;
-pub mod flow_model;
 pub mod health;
 pub mod instant;
 pub mod keys;
 pub mod merge_patch;
 pub mod openapi;
 pub mod pagination;
-pub mod preview;
 pub mod problems;
-pub mod run_bulk;
-pub mod run_control;
 pub mod runs;
-pub mod schedule;
-pub mod schedule_view;
 pub mod session;
-mod source_schema;
 pub mod sources;
 pub mod stats;
 pub mod stream;
 pub mod subscriptions;
-pub mod trigger_model;
-mod trigger_schema;
 
 use std::sync::Arc;
 
@@ -68,45 +54,51 @@ impl AppState {
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .routes(routes!(
-            activities::create_activity,
-            activities::list_activities
+            activities::handlers::create_activity,
+            activities::handlers::list_activities
         ))
         .routes(routes!(
-            activities::get_activity,
-            activities::put_activity,
-            activities::patch_activity,
-            activities::delete_activity
+            activities::handlers::get_activity,
+            activities::handlers::put_activity,
+            activities::handlers::patch_activity,
+            activities::handlers::delete_activity
         ))
-        .routes(routes!(activities::trigger_activity))
-        .routes(routes!(schedule::pause_activity))
-        .routes(routes!(schedule::resume_activity))
-        .routes(routes!(schedule::backfill_activity))
-        .routes(routes!(schedule_view::get_schedule))
-        .routes(routes!(schedule_view::get_timeline))
-        .routes(routes!(preview::preview_schedule))
-        .routes(routes!(runs::list_activity_runs))
-        .routes(routes!(runs::list_runs))
-        .routes(routes!(runs::get_run))
+        .routes(routes!(activities::handlers::trigger_activity))
+        .routes(routes!(activities::schedule::pause_activity))
+        .routes(routes!(activities::schedule::resume_activity))
+        .routes(routes!(activities::schedule::backfill_activity))
+        .routes(routes!(activities::schedule_view::get_schedule))
+        .routes(routes!(activities::schedule_view::get_timeline))
+        .routes(routes!(activities::preview::preview_schedule))
+        .routes(routes!(runs::handlers::list_activity_runs))
+        .routes(routes!(runs::handlers::list_runs))
+        .routes(routes!(runs::handlers::get_run))
         .routes(routes!(stats::run_stats))
         .routes(routes!(stream::stream))
         .routes(routes!(stream::create_stream_token))
-        .routes(routes!(run_control::cancel_run))
-        .routes(routes!(run_control::retry_run))
-        .routes(routes!(run_bulk::retry_activity_runs))
-        .routes(routes!(run_bulk::cancel_activity_runs))
-        .routes(routes!(events::ingest_event, event_history::list_events))
-        .routes(routes!(event_batch::ingest_events_batch))
-        .routes(routes!(events::ingest_cloudevent))
-        .routes(routes!(event_history::get_event))
-        .routes(routes!(sources::create_source, sources::list_sources))
+        .routes(routes!(runs::control::cancel_run))
+        .routes(routes!(runs::control::retry_run))
+        .routes(routes!(runs::bulk::retry_activity_runs))
+        .routes(routes!(runs::bulk::cancel_activity_runs))
         .routes(routes!(
-            sources::get_source,
-            sources::patch_source,
-            sources::delete_source
+            events::handlers::ingest_event,
+            events::history::list_events
         ))
-        .routes(routes!(sources::list_rejected))
-        .routes(routes!(alerts::list_alerts))
-        .routes(routes!(alerts::get_alert))
+        .routes(routes!(events::batch::ingest_events_batch))
+        .routes(routes!(events::handlers::ingest_cloudevent))
+        .routes(routes!(events::history::get_event))
+        .routes(routes!(
+            sources::handlers::create_source,
+            sources::handlers::list_sources
+        ))
+        .routes(routes!(
+            sources::handlers::get_source,
+            sources::handlers::patch_source,
+            sources::handlers::delete_source
+        ))
+        .routes(routes!(sources::handlers::list_rejected))
+        .routes(routes!(alerts::handlers::list_alerts))
+        .routes(routes!(alerts::handlers::get_alert))
         .routes(routes!(
             subscriptions::create_subscription,
             subscriptions::list_subscriptions

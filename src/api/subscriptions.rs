@@ -12,7 +12,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::AppState;
-use super::alert_model::parse_target;
+use super::alerts::model::parse_target;
 use super::extract::{IdParam, JsonBody};
 use super::pagination::{Cursor, Listing, Page, page};
 use crate::api::error::{ApiError, ApiResult};

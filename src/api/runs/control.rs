@@ -8,11 +8,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::AppState;
-use super::auth::CallerKey;
-use super::extract::{IdParam, OptionalJsonBody};
-use super::runs::CancellationResponse;
+use super::handlers::CancellationResponse;
+use crate::api::AppState;
+use crate::api::auth::CallerKey;
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::extract::{IdParam, OptionalJsonBody};
 use crate::api::problems;
 use acp_domain::retry::{RunAttempt, TaskAttempt};
 use acp_domain::run::RunStatus;

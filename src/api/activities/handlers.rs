@@ -7,15 +7,15 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use utoipa::IntoParams;
 
-use super::AppState;
-use super::activity_model::{ActivityRequest, ActivityResponse, render, request_of};
-use super::extract::{
+use super::model::{ActivityRequest, ActivityResponse, render, request_of};
+use super::trigger_model::parse_trigger_type;
+use crate::api::AppState;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::extract::{
     ApiQuery, IdParam, JsonBody, etag, from_json_value, idempotency_key, if_match,
 };
-use super::merge_patch::merge_patch;
-use super::pagination::{Cursor, Listing, Page, page};
-use super::trigger_model::parse_trigger_type;
-use crate::api::error::{ApiError, ApiResult};
+use crate::api::merge_patch::merge_patch;
+use crate::api::pagination::{Cursor, Listing, Page, page};
 use crate::api::problems;
 use acp_domain::activity::Activity;
 use acp_domain::query::{ActivityFilter, Keyset};
@@ -206,7 +206,7 @@ pub async fn list_activities(
         label,
         q: query.q.filter(|q| !q.is_empty()),
     };
-    let summary = super::stats::wants_summary(query.include.as_deref())?;
+    let summary = crate::api::stats::wants_summary(query.include.as_deref())?;
     let now = chrono::Utc::now();
     let rows = state
         .services
@@ -230,7 +230,7 @@ pub async fn list_activities(
             let mut body = render(a, next);
             if let Some(s) = found {
                 let next_fire = body.schedule.next_fire_times.first().copied();
-                body.summary = Some(super::stats::render_summary(s, next_fire));
+                body.summary = Some(crate::api::stats::render_summary(s, next_fire));
             }
             body
         },
@@ -257,7 +257,7 @@ pub async fn get_activity(
     IdParam(id): IdParam,
     ApiQuery(query): ApiQuery<GetActivityQuery>,
 ) -> ApiResult<Response> {
-    let summary = super::stats::wants_summary(query.include.as_deref())?;
+    let summary = crate::api::stats::wants_summary(query.include.as_deref())?;
     let (activity, next) = state
         .services
         .activities
@@ -267,10 +267,15 @@ pub async fn get_activity(
     let flow_controlled = activity.definition.flow.is_some();
     let tag = etag(activity.version);
     let mut body = render(activity, next);
-    body.open_alerts = Some(open_alerts.into_iter().map(super::alerts::render).collect());
+    body.open_alerts = Some(
+        open_alerts
+            .into_iter()
+            .map(crate::api::alerts::handlers::render)
+            .collect(),
+    );
     if flow_controlled {
         let usage = state.services.flow.usage(id).await?;
-        body.flow_state = Some(super::flow_model::flow_state(usage));
+        body.flow_state = Some(super::flow::flow_state(usage));
     }
     if summary
         && let Some(s) = state
@@ -281,7 +286,7 @@ pub async fn get_activity(
             .remove(&id)
     {
         let next_fire = body.schedule.next_fire_times.first().copied();
-        body.summary = Some(super::stats::render_summary(s, next_fire));
+        body.summary = Some(crate::api::stats::render_summary(s, next_fire));
     }
     let mut response = axum::Json(body).into_response();
     if let Ok(v) = HeaderValue::from_str(&tag) {

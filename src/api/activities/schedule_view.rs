@@ -8,9 +8,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::AppState;
-use super::extract::{ApiQuery, IdParam, query_instant};
+use crate::api::AppState;
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::extract::{ApiQuery, IdParam, query_instant};
 use crate::api::problems;
 use acp_domain::calendar::TimeNote;
 use acp_domain::timeline::{TimelineReason, TimelineStatus};

@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::AppState;
-use super::auth::CallerKey;
-use super::extract::{IdParam, OptionalJsonBody, query_instant};
-use super::run_control::cancel_request;
+use super::control::cancel_request;
+use crate::api::AppState;
+use crate::api::auth::CallerKey;
 use crate::api::error::ApiResult;
+use crate::api::extract::{IdParam, OptionalJsonBody, query_instant};
 use crate::api::problems;
 use acp_domain::retry::{BULK_LIMIT, BulkOutcome};
 use acp_domain::run::{RunStatus, RunTrigger};

@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::field_errors::Errors;
 use super::trigger_schema::TriggerBodyDoc;
+use crate::api::field_errors::Errors;
 use acp_domain::FieldError;
 use acp_domain::calendar::{DstPolicy, Repeated, Skipped};
 use acp_domain::duration::IsoDuration;
@@ -74,7 +74,7 @@ pub struct TriggerBody {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "super::field_errors::object_only"
+        deserialize_with = "crate::api::field_errors::object_only"
     )]
     pub dst: Option<DstBody>,
 }

@@ -7,12 +7,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::AppState;
-use super::extract::{IdParam, path_uuid, query_instant};
-use super::instant;
-use super::pagination::{Cursor, Listing, Page, page};
-use super::run_control::{RunAttemptResponse, TaskAttemptResponse};
+use super::control::{RunAttemptResponse, TaskAttemptResponse};
+use crate::api::AppState;
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::extract::{IdParam, path_uuid, query_instant};
+use crate::api::instant;
+use crate::api::pagination::{Cursor, Listing, Page, page};
 use crate::api::problems;
 use acp_domain::auth::UnconfirmedKey;
 use acp_domain::misfire::SkipReason;

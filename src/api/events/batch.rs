@@ -10,11 +10,11 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::AppState;
 use super::cloudevents::{BatchItemResponse, BatchResponse, MAX_BATCH};
-use super::events::{EventRequest, ingest_one, parse_event, prefers_wait};
-use super::extract::{JsonBody, from_json_value};
+use super::handlers::{EventRequest, ingest_one, parse_event, prefers_wait};
+use crate::api::AppState;
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::extract::{JsonBody, from_json_value};
 use crate::api::problems;
 use acp_domain::FieldError;
 use acp_domain::auth::UnconfirmedKey;

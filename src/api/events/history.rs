@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::AppState;
-use super::extract::query_instant;
-use super::pagination::{Cursor, Listing, Page, page};
+use crate::api::AppState;
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::extract::query_instant;
+use crate::api::pagination::{Cursor, Listing, Page, page};
 use crate::api::problems;
 use acp_domain::event::{ConflictRecord, Dispatch, EventRecord};
 use acp_domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};

@@ -4,7 +4,7 @@
 //! API takes. The wire type stays [`SourceRequest`], checked field by field
 //! with an error naming each field.
 //!
-//! [`SourceRequest`]: super::sources::SourceRequest
+//! [`SourceRequest`]: super::handlers::SourceRequest
 #![allow(dead_code)]
 
 use utoipa::ToSchema;

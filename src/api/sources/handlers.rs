@@ -11,12 +11,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::AppState;
-use super::extract::{IdParam, JsonBody, etag, from_json_value, if_match};
-use super::merge_patch::merge_patch;
-use super::pagination::{Cursor, Listing, Page, page};
-use super::source_schema::SourceRequestDoc;
+use super::schema::SourceRequestDoc;
+use crate::api::AppState;
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::extract::{IdParam, JsonBody, etag, from_json_value, if_match};
+use crate::api::merge_patch::merge_patch;
+use crate::api::pagination::{Cursor, Listing, Page, page};
 use crate::api::problems;
 use acp_domain::FieldError;
 use acp_domain::message::RejectReason;

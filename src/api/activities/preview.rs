@@ -5,10 +5,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::extract::{ApiQuery, JsonBody};
 use super::trigger_model::{TriggerBody, parse_trigger_body};
 use super::trigger_schema::ScheduledTriggerBody;
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::extract::{ApiQuery, JsonBody};
 use crate::api::problems;
 use acp_domain::FieldError;
 use acp_domain::calendar::{NominalTime, TimeNote};

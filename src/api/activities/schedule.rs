@@ -7,9 +7,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::AppState;
-use super::extract::{IdParam, JsonBody, OptionalJsonBody};
+use crate::api::AppState;
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::extract::{IdParam, JsonBody, OptionalJsonBody};
 use crate::api::problems;
 use acp_domain::activity::SyncState;
 use acp_domain::timeline::{TimeAction, TimelineReason};

@@ -9,13 +9,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::AppState;
+use super::batch::ingest_batch;
 use super::cloudevents::{
     BATCH, BatchResponse, CloudEventData, CloudEventRequest, IngestBody, STRUCTURED,
 };
-use super::event_batch::ingest_batch;
-use super::extract::from_json_slice;
+use crate::api::AppState;
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::extract::from_json_slice;
 use crate::api::problems;
 use acp_domain::FieldError;
 use acp_domain::auth::UnconfirmedKey;

@@ -7,13 +7,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::alert_model::{
+use super::flow::{FlowBody, FlowStateResponse, flow_body, parse_flow};
+use super::trigger_model::{TriggerBody, TriggerKind, parse_trigger, trigger_body};
+use crate::api::alerts::handlers::AlertResponse;
+use crate::api::alerts::model::{
     AlertsBody, NotifyBody, alerts_body, notify_body, parse_alerts, parse_notify,
 };
-use super::alerts::AlertResponse;
-use super::field_errors::{Errors, check_text};
-use super::flow_model::{FlowBody, FlowStateResponse, flow_body, parse_flow};
-use super::trigger_model::{TriggerBody, TriggerKind, parse_trigger, trigger_body};
+use crate::api::field_errors::{Errors, check_text};
 use acp_domain::FieldError;
 use acp_domain::activity::{Activity, ActivityDefinition, SyncState, TaskSpec};
 use acp_domain::ids;
@@ -59,7 +59,7 @@ pub struct ActivityRequest {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "super::field_errors::object_only"
+        deserialize_with = "crate::api::field_errors::object_only"
     )]
     pub alerts: Option<AlertsBody>,
     /// Where run and alert notifications of this activity go, at most 10.
@@ -75,7 +75,7 @@ pub struct ActivityRequest {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "super::field_errors::object_only"
+        deserialize_with = "crate::api::field_errors::object_only"
     )]
     pub flow: Option<FlowBody>,
 }
@@ -130,7 +130,7 @@ pub struct ActivityResponse {
     pub flow_state: Option<FlowStateResponse>,
     /// The activity at a glance (with `?include=summary` only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary: Option<super::stats::ActivitySummaryResponse>,
+    pub summary: Option<crate::api::stats::ActivitySummaryResponse>,
     /// Paused by `POST /v1/activities/{id}/pause`.
     pub paused: bool,
     pub pause_note: Option<String>,

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::AppState;
-use super::extract::{IdParam, path_uuid, query_instant};
-use super::pagination::{Cursor, Listing, Page, page};
+use crate::api::AppState;
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::extract::{IdParam, path_uuid, query_instant};
+use crate::api::pagination::{Cursor, Listing, Page, page};
 use crate::api::problems;
 use acp_domain::alert::{Alert, AlertKind};
 use acp_domain::query::AlertFilter;

@@ -10,8 +10,8 @@ use axum::http::header::CONTENT_TYPE;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::extract::{from_json_slice, read_body};
 use crate::api::error::{ApiError, Problem};
+use crate::api::extract::{from_json_slice, read_body};
 use acp_domain::cloudevent::{self, MappedEvent, is_json_media_type};
 use acp_domain::event::EventIdOrigin;
 use acp_domain::message::ce_attributes;
@@ -74,7 +74,7 @@ pub struct BatchItemResponse {
     /// The status this event would have had on its own.
     pub status: u16,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<super::events::IngestResponse>,
+    pub result: Option<super::handlers::IngestResponse>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<Problem>,
 }

@@ -1,0 +1,4 @@
+//! `/v1/alerts`, and the alert policies an activity carries.
+
+pub mod handlers;
+pub mod model;

@@ -1,0 +1,4 @@
+//! `/v1/sources`: the brokers consumed for events.
+
+pub mod handlers;
+mod schema;
