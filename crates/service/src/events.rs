@@ -17,52 +17,22 @@ use chrono::{DateTime, Utc};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
+mod types;
+
+pub use types::{DispatchResult, IngestResult, NewEvent};
+
 use super::admission::Admission;
 use super::group_commit::GroupCommit;
 use super::subscribers::KnownSubscribers;
 use super::{Result, found};
 use acp_domain::auth::UnconfirmedKey;
-use acp_domain::event::{DispatchOutcome, DispatchState, EventId, EventIdOrigin};
+use acp_domain::event::{DispatchOutcome, DispatchState, EventId};
 use acp_domain::run::RunInput;
 use acp_domain::{event::Dispatch, event::EventRecord, ids, query::EventFilter};
 use acp_store::StoreError;
 use acp_store::events::{EventStore, Settled};
 use acp_store::ingest::RoutedEvent;
 use acp_temporal::{GatewayError, TemporalGateway};
-
-/// An event as it arrives, already validated.
-#[derive(Debug, Clone)]
-pub struct NewEvent {
-    pub event_id: EventId,
-    pub origin: EventIdOrigin,
-    pub event_type: String,
-    pub source: String,
-    pub occurred_at: Option<DateTime<Utc>>,
-    pub payload: serde_json::Value,
-}
-
-#[derive(Debug, Clone)]
-pub struct DispatchResult {
-    pub activity_id: Uuid,
-    pub workflow_id: String,
-    pub run_id: Uuid,
-    pub outcome: DispatchOutcome,
-}
-
-#[derive(Debug, Clone)]
-pub struct IngestResult {
-    pub event: EventRecord,
-    pub dispatches: Vec<DispatchResult>,
-}
-
-impl IngestResult {
-    /// Whether some dispatch waits for Temporal.
-    pub fn pending(&self) -> bool {
-        self.dispatches
-            .iter()
-            .any(|d| d.outcome == DispatchOutcome::Pending)
-    }
-}
 
 /// How long a request that waits for its own starts holds its rows.
 const WAIT_LEASE: Duration = Duration::from_secs(10);

@@ -6,11 +6,13 @@ use sqlx::types::Json;
 use sqlx::{FromRow, PgPool, Postgres};
 use uuid::Uuid;
 
+mod rows;
+
 use super::{StoreError, StoreResult, Text};
-use acp_domain::event::{Dispatch, DispatchOutcome, DispatchState, EventIdOrigin, EventRecord};
+use acp_domain::event::{Dispatch, DispatchOutcome, DispatchState, EventRecord};
 use acp_domain::flow::{Arrival, Debounce, Settle, settle_debounce};
 use acp_domain::query::EventFilter;
-use acp_domain::run::RunStatus;
+use rows::{DispatchRow, EventRow};
 
 /// An enabled event activity subscribed to an event type.
 #[derive(Debug, Clone, FromRow)]
@@ -37,69 +39,6 @@ pub enum Settled {
 /// Separates the debounce locks from the other users of advisory locks.
 const DEBOUNCE_LOCK_CLASS: i32 = 0x0f10_0016;
 
-/// An `events` row, read into the domain's [`EventRecord`].
-#[derive(FromRow)]
-struct EventRow {
-    event_id: String,
-    event_id_origin: Text<EventIdOrigin>,
-    event_type: String,
-    source: String,
-    occurred_at: Option<DateTime<Utc>>,
-    payload: serde_json::Value,
-    received_at: DateTime<Utc>,
-}
-
-impl From<EventRow> for EventRecord {
-    fn from(row: EventRow) -> Self {
-        Self {
-            event_id: row.event_id,
-            event_id_origin: row.event_id_origin.0,
-            event_type: row.event_type,
-            source: row.source,
-            occurred_at: row.occurred_at,
-            payload: row.payload,
-            received_at: row.received_at,
-        }
-    }
-}
-
-/// An `event_dispatches` row (with its run's status), read into the
-/// domain's [`Dispatch`].
-struct DispatchRow {
-    event_id: String,
-    activity_id: Uuid,
-    workflow_id: String,
-    run_id: Uuid,
-    state: Text<DispatchState>,
-    outcome: Option<Text<DispatchOutcome>>,
-    attempts: i32,
-    last_error: Option<String>,
-    created_at: DateTime<Utc>,
-    completed_at: Option<DateTime<Utc>>,
-    run_status: Option<Text<RunStatus>>,
-    definition_version: i64,
-    absorbed_by: Option<Uuid>,
-}
-
-impl From<DispatchRow> for Dispatch {
-    fn from(row: DispatchRow) -> Self {
-        Self {
-            event_id: row.event_id,
-            activity_id: row.activity_id,
-            workflow_id: row.workflow_id,
-            run_id: row.run_id,
-            state: row.state.0,
-            outcome: row.outcome.map(|o| o.0),
-            attempts: row.attempts,
-            last_error: row.last_error,
-            created_at: row.created_at,
-            completed_at: row.completed_at,
-            run_status: row.run_status.map(|s| s.0),
-            definition_version: row.definition_version,
-            absorbed_by: row.absorbed_by,
-        }
-    }
-}
 #[derive(Clone)]
 pub struct EventStore {
     pub(super) pool: PgPool,
