@@ -179,12 +179,15 @@ test("the timeline shows a succeeded, a failed and a skipped time, each in its l
 
 test("cancel a running run from its page", async () => {
     await cellOf("running");
-    hooks.mode = "ok";
     await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: /^Run / }).waitFor();
     await page.getByRole("button", { name: "Cancel run" }).click();
     await page.getByRole("dialog").getByLabel("Reason (optional)").fill("e2e cancels");
     await page.getByRole("dialog").getByRole("button", { name: "Cancel run" }).click();
+    // The sink answers again only once the cancellation is accepted: before
+    // it, the hanging attempt's retry could succeed first on a slow machine.
+    await page.getByText(/^Cancellation /).waitFor();
+    hooks.mode = "ok";
     // The stream brings the outcome: no reload.
     await page.locator('h1 .badge[data-status="cancelled"]').waitFor({ timeout: 60_000 });
     await page.locator("dd", { hasText: "e2e cancels" }).waitFor();
