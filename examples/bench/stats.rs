@@ -74,7 +74,7 @@ impl Window {
         vec![
             ("p1", self.window.from.to_rfc3339()),
             ("p2", self.window.to.to_rfc3339()),
-            ("p3", (self.window.bucket.seconds() as f64).to_string()),
+            ("p3", self.window.bucket.seconds().to_string()),
         ]
     }
 }
