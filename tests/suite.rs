@@ -46,6 +46,8 @@ mod reconcile;
 mod replay;
 #[path = "resume/main.rs"]
 mod resume;
+#[path = "rollups/main.rs"]
+mod rollups;
 mod run_bulk;
 mod run_control;
 mod run_retry;

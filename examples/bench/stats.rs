@@ -1,6 +1,8 @@
 //! Benchmark 9, run statistics: `GET /v1/stats/runs` over the seeded runs,
 //! the last 24 hours by hour and the whole history by day, against pgbench
-//! running the same statement (`RUN_STATS_SQL`) with the same window.
+//! running the same statement (`RUN_STATS_SQL`, which reads the rollups)
+//! with the same window, and beside them pgbench running the scan the
+//! rollups replace ([`SCAN_STATS_SQL`]).
 
 use std::time::{Duration, Instant};
 
@@ -19,6 +21,26 @@ use crate::service::{Database, Service, create_key};
 
 /// The goal: the API answers at least this share of pgbench's rate.
 const GOAL: f64 = 0.5;
+
+/// The statement statistics were counted with before the rollups: every
+/// run of the window, read and sorted for exact percentiles. The same
+/// parameters as `RUN_STATS_SQL`.
+const SCAN_STATS_SQL: &str = r#"SELECT date_bin(make_interval(secs => $3), created_at, timestamptz '1970-01-01 00:00:00+00') AS bucket,
+       count(*) FILTER (WHERE status = 'queued') AS queued,
+       count(*) FILTER (WHERE status = 'running') AS running,
+       count(*) FILTER (WHERE status = 'succeeded') AS succeeded,
+       count(*) FILTER (WHERE status = 'failed') AS failed,
+       count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
+       count(*) FILTER (WHERE status = 'timed_out') AS timed_out,
+       count(*) FILTER (WHERE status = 'skipped') AS skipped,
+       percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - started_at))
+           FILTER (WHERE finished_at IS NOT NULL AND started_at IS NOT NULL) AS percentiles
+  FROM activity_runs
+ WHERE created_at >= $1 AND created_at < $2
+   AND ($4::uuid IS NULL OR activity_id = $4)
+   AND ($5::text IS NULL OR trigger_type = $5)
+ GROUP BY 1
+ ORDER BY 1"#;
 
 /// How long each window's URL is called before anything is timed.
 const WARM_UP: Duration = Duration::from_secs(2);
@@ -74,7 +96,7 @@ impl Window {
         vec![
             ("p1", self.window.from.to_rfc3339()),
             ("p2", self.window.to.to_rfc3339()),
-            ("p3", (self.window.bucket.seconds() as f64).to_string()),
+            ("p3", self.window.bucket.seconds().to_string()),
         ]
     }
 }
@@ -135,7 +157,8 @@ pub async fn run(bench: &Bench) -> anyhow::Result<()> {
 
     let concurrency = bench.concurrency;
     let duration = Duration::from_secs(bench.seconds);
-    let script = pgbench_script();
+    let script = pgbench_script(RUN_STATS_SQL);
+    let scan_script = pgbench_script(SCAN_STATS_SQL);
     let pid = service.pid();
     let mut rows = Vec::new();
     for w in &windows {
@@ -149,7 +172,12 @@ pub async fn run(bench: &Bench) -> anyhow::Result<()> {
         let pg =
             crate::pgbench::run(&db.url, &script, &w.vars(), concurrency, bench.seconds).await?;
         let pg_cpu = watch.finish().await;
-        rows.push(((api, api_cpu), (pg, pg_cpu)));
+        let watch = CpuWatch::start(None, Some(&db.name));
+        let scan =
+            crate::pgbench::run(&db.url, &scan_script, &w.vars(), concurrency, bench.seconds)
+                .await?;
+        let scan_cpu = watch.finish().await;
+        rows.push(((api, api_cpu), (pg, pg_cpu), (scan, scan_cpu)));
     }
     service.stop().await?;
 
@@ -160,10 +188,12 @@ pub async fn run(bench: &Bench) -> anyhow::Result<()> {
          left in the change inbox were deleted before `acp api` started, so that its sequencer \
          does not number them while the rows are timed. Concurrency {concurrency}, {} s per row. \
          The API is `acp api` in its own process, called with a read key; pgbench runs \
-         `RUN_STATS_SQL`, the statement `RunStore::run_stats` sends (`-M prepared`), with the \
-         same window and bucket and `$4`, `$5` (activity, trigger type: no filter) written as \
-         literal `NULL`s, since pgbench cannot bind a NULL. The API's answer was checked to \
-         count, bucket by bucket, what the statement counts.\n",
+         `RUN_STATS_SQL`, the statement `RunStore::run_stats` sends (`-M prepared`; it reads \
+         the run rollups), with the same window and bucket and `$4`, `$5` (activity, trigger \
+         type: no filter) written as literal `NULL`s, since pgbench cannot bind a NULL. The \
+         last columns are pgbench running the scan of every run of the window that the \
+         rollups replace, on the same window. The API's answer was checked to count, bucket \
+         by bucket, what the statement counts.\n",
         thousands(bench.runs),
         thousands(bench.activities),
         seeded_in.as_secs_f64(),
@@ -173,13 +203,13 @@ pub async fn run(bench: &Bench) -> anyhow::Result<()> {
         bench.seconds,
     );
     println!(
-        "| window | bucket | buckets | runs in window | API req/s | API p50 ms | API p99 ms | pgbench tps | pgbench p50 ms | pgbench p99 ms | API / pgbench | goal | met |"
+        "| window | bucket | buckets | runs in window | API req/s | API p50 ms | API p99 ms | pgbench tps | pgbench p50 ms | pgbench p99 ms | API / pgbench | goal | met | scan tps | scan p50 ms | scan p99 ms |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for (w, ((api, _), (pg, _))) in windows.iter().zip(&rows) {
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (w, ((api, _), (pg, _), (scan, _))) in windows.iter().zip(&rows) {
         let ratio = api.rate / pg.rate.max(f64::EPSILON);
         println!(
-            "| {} ({} to {}) | {} | {} | {} | {:.1} | {} | {} | {:.1} | {} | {} | {ratio:.2} | ≥ {GOAL:.2} | {} |",
+            "| {} ({} to {}) | {} | {} | {} | {:.1} | {} | {} | {:.1} | {} | {} | {ratio:.2} | ≥ {GOAL:.2} | {} | {:.1} | {} | {} |",
             w.label,
             w.window.from.format("%Y-%m-%d %H:%M"),
             w.window.to.format("%Y-%m-%d %H:%M"),
@@ -192,7 +222,10 @@ pub async fn run(bench: &Bench) -> anyhow::Result<()> {
             pg.rate,
             ms(pg.p50),
             ms(pg.p99),
-            met(ratio >= GOAL)
+            met(ratio >= GOAL),
+            scan.rate,
+            ms(scan.p50),
+            ms(scan.p99),
         );
     }
     println!();
@@ -203,10 +236,11 @@ pub async fn run(bench: &Bench) -> anyhow::Result<()> {
     );
     println!("| row | service | PostgreSQL | Temporal | load generator | sum |");
     println!("|---|---|---|---|---|---|");
-    for (w, ((api, api_cpu), (pg, pg_cpu))) in windows.iter().zip(&rows) {
+    for (w, ((api, api_cpu), (pg, pg_cpu), (scan, scan_cpu))) in windows.iter().zip(&rows) {
         let label = format!("{}, {}", w.label, w.window.bucket.as_str());
         print_cpu(&format!("API, {label}"), api, *api_cpu);
         print_cpu(&format!("pgbench, {label}"), pg, *pg_cpu);
+        print_cpu(&format!("pgbench scan, {label}"), scan, *scan_cpu);
     }
     println!();
 
@@ -219,10 +253,10 @@ fn print_cpu(label: &str, figures: &Figures, cpu: Cpu) {
     print_cpu_row(label, cpu.per_call(figures.requests));
 }
 
-/// `RUN_STATS_SQL` with `$1`..`$3` turned into pgbench's `:p1`..`:p3` and
-/// the filters `$4`, `$5` into `NULL`.
-fn pgbench_script() -> String {
-    let mut sql = RUN_STATS_SQL.to_owned();
+/// `statement` with `$1`..`$3` turned into pgbench's `:p1`..`:p3` and the
+/// filters `$4`, `$5` into `NULL`.
+fn pgbench_script(statement: &str) -> String {
+    let mut sql = statement.to_owned();
     for (param, text) in [
         ("$5", "NULL"),
         ("$4", "NULL"),

@@ -1,5 +1,6 @@
 //! `/v1/stats/runs`: runs per bucket and status, for dashboards that would
-//! otherwise page through every run and count.
+//! otherwise page through every run and count. Answered from the rollups
+//! the database keeps as runs are written.
 
 use axum::Json;
 use axum::extract::State;
@@ -21,16 +22,18 @@ use acp_domain::stats::{Bucket, StatsWindow};
 #[into_params(parameter_in = Query)]
 pub struct RunStatsQuery {
     /// Start of the window (RFC 3339); default 24 hours before `to`. Widened
-    /// to the start of its bucket.
+    /// to the start of its bucket: windows are always whole buckets.
     #[param(value_type = Option<String>, format = DateTime)]
     pub from: Option<String>,
     /// End of the window, exclusive (RFC 3339); default now. Widened to the
     /// end of its bucket.
     #[param(value_type = Option<String>, format = DateTime)]
     pub to: Option<String>,
-    /// `PT1H` (default) or `P1D`; buckets are aligned to UTC. At most 1000
-    /// buckets per window.
-    #[param(value_type = Option<String>, pattern = "^(PT1H|P1D)$")]
+    /// `PT1M`, `PT1H` (default) or `P1D`; buckets are aligned to UTC. At
+    /// most 1000 buckets per window: a bucket too fine for the window is a
+    /// 400 naming `bucket` (when a coarser one fits), a window too long for
+    /// any bucket a 400 naming `from`.
+    #[param(value_type = Option<String>, pattern = "^(PT1M|PT1H|P1D)$")]
     pub bucket: Option<String>,
     /// Only this activity's runs (a deleted activity's too).
     #[param(value_type = Option<String>, format = Uuid)]
@@ -61,11 +64,16 @@ pub struct RunStatsBucket {
     pub total: i64,
     pub counts: RunStatusCounts,
     /// Median of `finished_at − started_at` over the bucket's runs that
-    /// started and finished, in seconds: exact (interpolated between the two
-    /// middle runs, as PostgreSQL's `percentile_cont`); null when none did.
+    /// started and finished, in seconds; null when none did. Read from a
+    /// histogram of the durations whose bins are 2 % wide: within 1 %
+    /// (relative) of the exact median, interpolated between the two middle
+    /// runs as PostgreSQL's `percentile_cont` does. Durations of zero (or
+    /// below zero) read as 0.
     pub duration_p50_seconds: Option<f64>,
-    /// 95th percentile of the same durations, exact as the median.
+    /// 95th percentile of the same durations, within 1 % as the median.
     pub duration_p95_seconds: Option<f64>,
+    /// 99th percentile of the same durations, within 1 % as the median.
+    pub duration_p99_seconds: Option<f64>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -73,7 +81,7 @@ pub struct RunStatsResponse {
     /// The window as counted: widened to whole buckets.
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
-    #[schema(example = "PT1H", pattern = "^(PT1H|P1D)$")]
+    #[schema(example = "PT1H", pattern = "^(PT1M|PT1H|P1D)$")]
     pub bucket: String,
     /// Every bucket of the window in order, empty ones with zero counts.
     pub buckets: Vec<RunStatsBucket>,
@@ -94,6 +102,7 @@ fn render(b: BucketCounts) -> RunStatsBucket {
         },
         duration_p50_seconds: b.duration_p50,
         duration_p95_seconds: b.duration_p95,
+        duration_p99_seconds: b.duration_p99,
     }
 }
 
@@ -166,7 +175,8 @@ pub struct ActivitySummaryResponse {
     /// The next time the trigger fires (null for event triggers, or when
     /// nothing is due).
     pub next_fire: Option<DateTime<Utc>>,
-    /// Runs recorded in the last 24 hours, by outcome.
+    /// Runs recorded in the last 24 hours (from the start of the minute 24
+    /// hours ago), by outcome.
     pub runs_24h: i64,
     pub succeeded_24h: i64,
     pub failed_24h: i64,

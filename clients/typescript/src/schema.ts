@@ -869,7 +869,8 @@ export interface components {
             open_alerts: number;
             /**
              * Format: int64
-             * @description Runs recorded in the last 24 hours, by outcome.
+             * @description Runs recorded in the last 24 hours (from the start of the minute 24
+             *     hours ago), by outcome.
              */
             runs_24h: number;
             /** Format: int64 */
@@ -2258,15 +2259,23 @@ export interface components {
             /**
              * Format: double
              * @description Median of `finished_at − started_at` over the bucket's runs that
-             *     started and finished, in seconds: exact (interpolated between the two
-             *     middle runs, as PostgreSQL's `percentile_cont`); null when none did.
+             *     started and finished, in seconds; null when none did. Read from a
+             *     histogram of the durations whose bins are 2 % wide: within 1 %
+             *     (relative) of the exact median, interpolated between the two middle
+             *     runs as PostgreSQL's `percentile_cont` does. Durations of zero (or
+             *     below zero) read as 0.
              */
             duration_p50_seconds?: number | null;
             /**
              * Format: double
-             * @description 95th percentile of the same durations, exact as the median.
+             * @description 95th percentile of the same durations, within 1 % as the median.
              */
             duration_p95_seconds?: number | null;
+            /**
+             * Format: double
+             * @description 99th percentile of the same durations, within 1 % as the median.
+             */
+            duration_p99_seconds?: number | null;
             /**
              * Format: date-time
              * @description Start of the bucket (inclusive).
@@ -6045,7 +6054,7 @@ export interface operations {
             query?: {
                 /**
                  * @description Start of the window (RFC 3339); default 24 hours before `to`. Widened
-                 *     to the start of its bucket.
+                 *     to the start of its bucket: windows are always whole buckets.
                  */
                 from?: string;
                 /**
@@ -6054,8 +6063,10 @@ export interface operations {
                  */
                 to?: string;
                 /**
-                 * @description `PT1H` (default) or `P1D`; buckets are aligned to UTC. At most 1000
-                 *     buckets per window.
+                 * @description `PT1M`, `PT1H` (default) or `P1D`; buckets are aligned to UTC. At
+                 *     most 1000 buckets per window: a bucket too fine for the window is a
+                 *     400 naming `bucket` (when a coarser one fits), a window too long for
+                 *     any bucket a 400 naming `from`.
                  */
                 bucket?: string;
                 /** @description Only this activity's runs (a deleted activity's too). */

@@ -74,6 +74,7 @@ pub mod query;
 pub mod resume;
 pub mod retry;
 pub mod run;
+pub mod sketch;
 pub mod source;
 pub mod stats;
 pub mod task;

@@ -1,5 +1,6 @@
 //! Run statistics: which buckets a window of time is cut into.
-//! Pure: the window is checked and cut here, counted by the store.
+//! Pure: the window is checked and cut here, counted by the store from its
+//! rollups (runs counted per minute, hour and day as they are written).
 
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
@@ -9,25 +10,31 @@ use super::FieldError;
 /// The most buckets one answer holds (e.g. 41 days of hours).
 pub const MAX_BUCKETS: i64 = 1000;
 
-/// How long one bucket is. Buckets are aligned to UTC: hours on the hour,
-/// days at midnight UTC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How long one bucket is. Buckets are aligned to UTC: minutes on the
+/// minute, hours on the hour, days at midnight UTC. The store keeps a
+/// rollup of each, so a bucket is read, not counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Bucket {
+    Minute,
     Hour,
     Day,
 }
 
 impl Bucket {
+    pub const ALL: [Bucket; 3] = [Bucket::Minute, Bucket::Hour, Bucket::Day];
+
     pub fn parse(text: &str) -> Result<Self, String> {
         match text {
+            "PT1M" => Ok(Self::Minute),
             "PT1H" => Ok(Self::Hour),
             "P1D" => Ok(Self::Day),
-            other => Err(format!("`{other}` is not a bucket: use PT1H or P1D")),
+            other => Err(format!("`{other}` is not a bucket: use PT1M, PT1H or P1D")),
         }
     }
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Minute => "PT1M",
             Self::Hour => "PT1H",
             Self::Day => "P1D",
         }
@@ -35,6 +42,7 @@ impl Bucket {
 
     pub fn seconds(self) -> i64 {
         match self {
+            Self::Minute => 60,
             Self::Hour => 3600,
             Self::Day => 86_400,
         }
@@ -45,6 +53,21 @@ impl Bucket {
         let s = self.seconds();
         let secs = t.timestamp().div_euclid(s) * s;
         DateTime::from_timestamp(secs, 0).unwrap_or(t)
+    }
+
+    /// The start of the first bucket at or after `t`.
+    pub fn ceil(self, t: DateTime<Utc>) -> DateTime<Utc> {
+        let start = self.floor(t);
+        if start < t {
+            start + Duration::seconds(self.seconds())
+        } else {
+            start
+        }
+    }
+
+    /// `[from, to)` widened to whole buckets.
+    fn widen(self, from: DateTime<Utc>, to: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
+        (self.floor(from), self.ceil(to))
     }
 }
 
@@ -70,20 +93,25 @@ impl StatsWindow {
         if from >= to {
             return Err(FieldError::new("from", "must be before `to`"));
         }
-        let start = bucket.floor(from);
-        let mut end = bucket.floor(to);
-        if end < to {
-            end += Duration::seconds(bucket.seconds());
-        }
+        let (start, end) = bucket.widen(from, to);
         let count = (end - start).num_seconds() / bucket.seconds();
         if count > MAX_BUCKETS {
-            return Err(FieldError::new(
-                "from",
-                format!(
-                    "the window holds {count} buckets of {}; at most {MAX_BUCKETS}",
-                    bucket.as_str()
+            let message = format!(
+                "the window holds {count} buckets of {}; at most {MAX_BUCKETS}",
+                bucket.as_str()
+            );
+            // The bucket is to blame when a coarser one fits the window.
+            let coarser = Bucket::ALL.into_iter().filter(|b| *b > bucket).find(|b| {
+                let (s, e) = b.widen(from, to);
+                (e - s).num_seconds() / b.seconds() <= MAX_BUCKETS
+            });
+            return Err(match coarser {
+                Some(b) => FieldError::new(
+                    "bucket",
+                    format!("{message}: use {} or a shorter window", b.as_str()),
                 ),
-            ));
+                None => FieldError::new("from", message),
+            });
         }
         Ok(Self {
             from: start,
@@ -117,8 +145,11 @@ pub struct BucketCounts {
     pub timed_out: i64,
     pub skipped: i64,
     /// Over the bucket's runs that started and finished, in seconds.
+    /// Read from the bucket's duration histogram: within 1 % of the exact
+    /// percentile (see [`crate::sketch`]).
     pub duration_p50: Option<f64>,
     pub duration_p95: Option<f64>,
+    pub duration_p99: Option<f64>,
 }
 
 impl BucketCounts {
@@ -131,6 +162,28 @@ impl BucketCounts {
             + self.cancelled
             + self.timed_out
             + self.skipped
+    }
+}
+
+/// The runs a summary counts: those recorded since the start of the minute
+/// 24 hours before `now`. The minutes up to the next whole hour are read
+/// from the minute rollup, the rest from the hour rollup: some 60 + 24
+/// rows per key, however many runs there were.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SummarySpan {
+    /// The first minute counted.
+    pub minutes_from: DateTime<Utc>,
+    /// The first hour counted; minutes before it are read as minutes.
+    pub hours_from: DateTime<Utc>,
+}
+
+impl SummarySpan {
+    pub fn last_24_hours(now: DateTime<Utc>) -> Self {
+        let since = Bucket::Minute.floor(now - Duration::hours(24));
+        Self {
+            minutes_from: since,
+            hours_from: Bucket::Hour.ceil(since),
+        }
     }
 }
 
@@ -177,7 +230,7 @@ mod tests {
     #[test]
     fn windows_are_whole_buckets_and_bounded() {
         let now = utc("2026-12-06T10:20:00Z");
-        let cases: [Case; 7] = [
+        let cases: [Case; 11] = [
             // Defaults: the last 24 hours, widened to whole hours: 25 buckets.
             (
                 None,
@@ -216,10 +269,32 @@ mod tests {
                 Bucket::Hour,
                 Ok(("2026-10-01T00:00:00Z", "2026-11-11T16:00:00Z", 1000)),
             ),
+            // 1001 hours would fit in days: the bucket is too fine.
             (
                 Some("2026-10-01T00:00:00Z"),
                 Some("2026-11-11T16:00:01Z"),
                 Bucket::Hour,
+                Err("bucket"),
+            ),
+            // Minutes: 1000 fit (16 h 40 min), the default day does not.
+            (
+                Some("2026-12-01T00:00:30Z"),
+                Some("2026-12-01T16:39:10Z"),
+                Bucket::Minute,
+                Ok(("2026-12-01T00:00:00Z", "2026-12-01T16:40:00Z", 1000)),
+            ),
+            (None, None, Bucket::Minute, Err("bucket")),
+            // Nothing coarser fits either: the window is too long.
+            (
+                Some("2020-01-01T00:00:00Z"),
+                Some("2026-01-01T00:00:00Z"),
+                Bucket::Hour,
+                Err("from"),
+            ),
+            (
+                Some("2020-01-01T00:00:00Z"),
+                Some("2026-01-01T00:00:00Z"),
+                Bucket::Day,
                 Err("from"),
             ),
         ];
@@ -240,7 +315,40 @@ mod tests {
     }
 
     #[test]
+    fn summaries_read_minutes_up_to_the_first_whole_hour() {
+        // (now, first minute counted, first hour counted)
+        let cases = [
+            (
+                "2026-12-06T10:20:30Z",
+                "2026-12-05T10:20:00Z",
+                "2026-12-05T11:00:00Z",
+            ),
+            (
+                "2026-12-06T10:00:00Z",
+                "2026-12-05T10:00:00Z",
+                "2026-12-05T10:00:00Z",
+            ),
+            (
+                "2026-12-06T10:00:00.5Z",
+                "2026-12-05T10:00:00Z",
+                "2026-12-05T10:00:00Z",
+            ),
+        ];
+        for (now, minutes, hours) in cases {
+            assert_eq!(
+                SummarySpan::last_24_hours(utc(now)),
+                SummarySpan {
+                    minutes_from: utc(minutes),
+                    hours_from: utc(hours)
+                },
+                "{now}"
+            );
+        }
+    }
+
+    #[test]
     fn buckets_parse_and_floor_in_utc() {
+        assert_eq!(Bucket::parse("PT1M"), Ok(Bucket::Minute));
         assert_eq!(Bucket::parse("PT1H"), Ok(Bucket::Hour));
         assert_eq!(Bucket::parse("P1D"), Ok(Bucket::Day));
         assert!(Bucket::parse("PT5M").is_err());
@@ -251,6 +359,14 @@ mod tests {
         assert_eq!(
             Bucket::Hour.floor(utc("1969-12-31T23:30:00Z")),
             utc("1969-12-31T23:00:00Z")
+        );
+        assert_eq!(
+            Bucket::Minute.ceil(utc("2026-12-06T23:59:00.001Z")),
+            utc("2026-12-07T00:00:00Z")
+        );
+        assert_eq!(
+            Bucket::Minute.ceil(utc("2026-12-06T23:59:00Z")),
+            utc("2026-12-06T23:59:00Z")
         );
     }
 }

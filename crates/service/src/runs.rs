@@ -10,7 +10,7 @@ use acp_domain::ids;
 use acp_domain::query::{RunFilter, StatsFilter};
 use acp_domain::retry::RunAttempt;
 use acp_domain::run::{Run, RunInput, StartOutcome, TaskInstance};
-use acp_domain::stats::{ActivitySummary, BucketCounts};
+use acp_domain::stats::{ActivitySummary, BucketCounts, SummarySpan};
 use acp_store::RunStore;
 
 /// What a manual trigger did.
@@ -126,7 +126,8 @@ impl Runs {
 }
 
 impl Runs {
-    /// Each activity at a glance over the last 24 hours.
+    /// Each activity at a glance over the last 24 hours (from the start of
+    /// the minute 24 hours ago).
     pub async fn summaries(
         &self,
         activities: &[Uuid],
@@ -134,7 +135,7 @@ impl Runs {
     ) -> Result<std::collections::HashMap<Uuid, ActivitySummary>> {
         Ok(self
             .runs
-            .summaries(activities, now - chrono::Duration::hours(24))
+            .summaries(activities, SummarySpan::last_24_hours(now))
             .await?)
     }
 }

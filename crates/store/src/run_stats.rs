@@ -1,15 +1,15 @@
-//! Run statistics: runs of a window counted per bucket and status, with
-//! exact duration percentiles, in one statement over the runs' indexes
-//! (`activity_runs_list_idx`, or `activity_runs_activity_idx` for one
-//! activity): only the window's rows are read.
+//! Run statistics: runs of a window per bucket and status, with duration
+//! percentiles, read from the rollups that triggers on `activity_runs` keep
+//! (see the run rollups' migration): one row per bucket, key and status,
+//! and one per duration bin, whatever the number of runs.
 
-use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::StoreResult;
 use super::runs::RunStore;
 use acp_domain::query::StatsFilter;
-use acp_domain::stats::{ActivitySummary, BucketCounts, LastRun, StatsWindow};
+use acp_domain::sketch::Histogram;
+use acp_domain::stats::{ActivitySummary, BucketCounts, LastRun, StatsWindow, SummarySpan};
 
 /// Hands the text of [`RUN_STATS_SQL`] to a macro, first: the query
 /// macros check a literal, not a constant, and `scripts/bench` needs the
@@ -17,24 +17,38 @@ use acp_domain::stats::{ActivitySummary, BucketCounts, LastRun, StatsWindow};
 macro_rules! with_run_stats_sql {
     ($($m:ident)::+ ! ($($args:tt)*)) => {
         $($m)::+!(
-            r#"SELECT date_bin(make_interval(secs => $3), created_at, timestamptz '1970-01-01 00:00:00+00') AS "bucket!",
-       count(*) FILTER (WHERE status = 'queued') AS "queued!",
-       count(*) FILTER (WHERE status = 'running') AS "running!",
-       count(*) FILTER (WHERE status = 'succeeded') AS "succeeded!",
-       count(*) FILTER (WHERE status = 'failed') AS "failed!",
-       count(*) FILTER (WHERE status = 'cancelled') AS "cancelled!",
-       count(*) FILTER (WHERE status = 'timed_out') AS "timed_out!",
-       count(*) FILTER (WHERE status = 'skipped') AS "skipped!",
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - started_at))
-           FILTER (WHERE finished_at IS NOT NULL AND started_at IS NOT NULL) AS p50,
-       percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - started_at))
-           FILTER (WHERE finished_at IS NOT NULL AND started_at IS NOT NULL) AS p95
-  FROM activity_runs
- WHERE created_at >= $1 AND created_at < $2
-   AND ($4::uuid IS NULL OR activity_id = $4)
-   AND ($5::text IS NULL OR trigger_type = $5)
- GROUP BY 1
- ORDER BY 1"#,
+            r#"WITH counts AS (
+    SELECT bucket,
+           coalesce(sum(runs) FILTER (WHERE status = 'queued'), 0)::bigint AS queued,
+           coalesce(sum(runs) FILTER (WHERE status = 'running'), 0)::bigint AS running,
+           coalesce(sum(runs) FILTER (WHERE status = 'succeeded'), 0)::bigint AS succeeded,
+           coalesce(sum(runs) FILTER (WHERE status = 'failed'), 0)::bigint AS failed,
+           coalesce(sum(runs) FILTER (WHERE status = 'cancelled'), 0)::bigint AS cancelled,
+           coalesce(sum(runs) FILTER (WHERE status = 'timed_out'), 0)::bigint AS timed_out,
+           coalesce(sum(runs) FILTER (WHERE status = 'skipped'), 0)::bigint AS skipped
+      FROM run_rollups
+     WHERE bucket_seconds = $3 AND bucket >= $1 AND bucket < $2
+       AND ($4::uuid IS NULL OR activity_id = $4)
+       AND ($5::text IS NULL OR trigger_type = $5)
+     GROUP BY bucket
+), bins AS (
+    SELECT bucket, bin, sum(n)::bigint AS n
+      FROM run_rollup_bins
+     WHERE bucket_seconds = $3 AND bucket >= $1 AND bucket < $2
+       AND ($4::uuid IS NULL OR activity_id = $4)
+       AND ($5::text IS NULL OR trigger_type = $5)
+     GROUP BY bucket, bin
+    HAVING sum(n) <> 0
+), histograms AS (
+    SELECT bucket, array_agg(bin ORDER BY bin) AS bins, array_agg(n ORDER BY bin) AS ns
+      FROM bins GROUP BY bucket
+)
+SELECT c.bucket AS "bucket!", c.queued AS "queued!", c.running AS "running!",
+       c.succeeded AS "succeeded!", c.failed AS "failed!", c.cancelled AS "cancelled!",
+       c.timed_out AS "timed_out!", c.skipped AS "skipped!",
+       coalesce(h.bins, '{}') AS "bins!: Vec<i32>", coalesce(h.ns, '{}') AS "ns!: Vec<i64>"
+  FROM counts c LEFT JOIN histograms h USING (bucket)
+ ORDER BY c.bucket"#,
             $($args)*
         )
     };
@@ -42,7 +56,8 @@ macro_rules! with_run_stats_sql {
 
 /// The statement behind [`RunStore::run_stats`]; `scripts/bench` runs the
 /// very same text with pgbench. Parameters: `$1` from, `$2` to, `$3` the
-/// bucket in seconds, `$4` activity (or NULL), `$5` trigger type (or NULL).
+/// bucket in seconds (60, 3600 or 86400), `$4` activity (or NULL), `$5`
+/// trigger type (or NULL). The window must be whole buckets.
 pub const RUN_STATS_SQL: &str = with_run_stats_sql!(concat!());
 
 impl RunStore {
@@ -56,7 +71,7 @@ impl RunStore {
         let rows = with_run_stats_sql!(sqlx::query!(
             window.from,
             window.to,
-            window.bucket.seconds() as f64,
+            window.bucket.seconds() as i32,
             filter.activity_id,
             filter.trigger_type.map(|t| t.as_str()),
         ))
@@ -64,30 +79,35 @@ impl RunStore {
         .await?;
         Ok(rows
             .into_iter()
-            .map(|r| BucketCounts {
-                start: r.bucket,
-                queued: r.queued,
-                running: r.running,
-                succeeded: r.succeeded,
-                failed: r.failed,
-                cancelled: r.cancelled,
-                timed_out: r.timed_out,
-                skipped: r.skipped,
-                duration_p50: r.p50,
-                duration_p95: r.p95,
+            .map(|r| {
+                let durations: Histogram = r.bins.into_iter().zip(r.ns).collect();
+                BucketCounts {
+                    start: r.bucket,
+                    queued: r.queued,
+                    running: r.running,
+                    succeeded: r.succeeded,
+                    failed: r.failed,
+                    cancelled: r.cancelled,
+                    timed_out: r.timed_out,
+                    skipped: r.skipped,
+                    duration_p50: durations.quantile(0.5),
+                    duration_p95: durations.quantile(0.95),
+                    duration_p99: durations.quantile(0.99),
+                }
             })
             .collect())
     }
 }
 
 impl RunStore {
-    /// Summaries of `activities` (runs recorded since `since`), one
-    /// statement for a whole page: each activity's newest run and its
-    /// counts come from its own range of `activity_runs_activity_idx`.
+    /// Summaries of `activities` (runs recorded in `span`), one statement
+    /// for a whole page: each activity's newest run comes from its range of
+    /// `activity_runs_activity_idx`, its counts from its minute and hour
+    /// rollups.
     pub async fn summaries(
         &self,
         activities: &[Uuid],
-        since: DateTime<Utc>,
+        span: SummarySpan,
     ) -> StoreResult<std::collections::HashMap<Uuid, ActivitySummary>> {
         let rows = sqlx::query!(
             r#"SELECT a.id AS "id!", lr.run_id AS "run_id?", lr.status AS "status?",
@@ -101,14 +121,18 @@ impl RunStore {
                     SELECT run_id, status, scheduled_for, created_at, finished_at FROM activity_runs r
                      WHERE r.activity_id = a.id ORDER BY created_at DESC, run_id DESC LIMIT 1) lr ON true
                CROSS JOIN LATERAL (
-                    SELECT count(*) AS runs,
-                           count(*) FILTER (WHERE status = 'succeeded') AS succeeded,
-                           count(*) FILTER (WHERE status = 'failed') AS failed,
-                           count(*) FILTER (WHERE status = 'timed_out') AS timed_out,
-                           count(*) FILTER (WHERE status = 'cancelled') AS cancelled
-                      FROM activity_runs r WHERE r.activity_id = a.id AND r.created_at >= $2) s"#,
+                    SELECT coalesce(sum(runs), 0)::bigint AS runs,
+                           coalesce(sum(runs) FILTER (WHERE status = 'succeeded'), 0)::bigint AS succeeded,
+                           coalesce(sum(runs) FILTER (WHERE status = 'failed'), 0)::bigint AS failed,
+                           coalesce(sum(runs) FILTER (WHERE status = 'timed_out'), 0)::bigint AS timed_out,
+                           coalesce(sum(runs) FILTER (WHERE status = 'cancelled'), 0)::bigint AS cancelled
+                      FROM run_rollups r
+                     WHERE r.activity_id = a.id
+                       AND ((r.bucket_seconds = 60 AND r.bucket >= $2 AND r.bucket < $3)
+                            OR (r.bucket_seconds = 3600 AND r.bucket >= $3))) s"#,
             activities,
-            since,
+            span.minutes_from,
+            span.hours_from,
         )
         .fetch_all(&self.pool)
         .await?;
