@@ -5,7 +5,8 @@
 //! and for a table of cron features over long ranges, a paused schedule is
 //! created with exactly the spec `translate::spec` builds, and the dev
 //! server's `ListScheduleMatchingTimes` (paged past its 1000 cap) must equal
-//! our model of the engine (intervals too). Then, for every DST policy, the engine's times
+//! our model of the engine (intervals too, and Quartz's day forms, whose
+//! calendars carry years). Then, for every DST policy, the engine's times
 //! less `excluded` plus `extra` must equal the policy's times.
 
 use crate::common;
@@ -98,6 +99,23 @@ const FEATURE_ZONES: [&str; 4] = [
     "Australia/Lord_Howe",
 ];
 
+/// Quartz's day forms, which the spec writes as several calendars (years
+/// for February): over three years and a leap day, in zones whose changes
+/// fall on a last Sunday (Berlin) or at midnight on a first Sunday (Santiago).
+const EXTENSIONS: [&str; 9] = [
+    "0 9 L * *",
+    "30 2 L-1 * *",
+    "0 9 15W * *",
+    "0 0 1W * *",
+    "0 9 LW * *",
+    "0 9 * * 5#5",
+    "0 0 * * 0#1",
+    "30 2 * * 0L",
+    "0 9 L * MON",
+];
+
+const EXTENSION_ZONES: [&str; 3] = ["UTC", "Europe/Berlin", "America/Santiago"];
+
 const PAGE: usize = 1000;
 
 fn policies() -> Vec<DstPolicy> {
@@ -177,6 +195,16 @@ fn cases() -> Vec<Case> {
                 zone,
                 expr,
                 windows: vec![(from, from + Duration::days(days))],
+            });
+        }
+    }
+    for zone in EXTENSION_ZONES {
+        for expr in EXTENSIONS {
+            let from = utc("2026-01-01T00:00:00Z");
+            out.push(Case {
+                zone,
+                expr,
+                windows: vec![(from, from + Duration::days(1190))],
             });
         }
     }
