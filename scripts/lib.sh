@@ -574,6 +574,20 @@ ensure_cloudevents_sdk() {
     export ACP_CLOUDEVENTS_PYTHON="$venv/bin/python"
 }
 
+# croniter (PyPI, pinned, with its one dependency) in tools/croniter:
+# tests/cron_conformance.rs compares our cron times with its own, through
+# scripts/croniter_times.py. Exports ACP_CRONITER_PYTHON.
+CRONITER_VERSION=7.0.0
+CRONITER_DATEUTIL_VERSION=4.0.0
+ensure_croniter() {
+    # In the checkout (tools/croniter), where tests/cron_conformance.rs looks
+    # when ACP_CRONITER_PYTHON is not set.
+    local venv
+    venv="$(ACP_TOOL_CACHE=0 ensure_venv croniter "croniter==$CRONITER_VERSION" \
+        "python-dateutil==$CRONITER_DATEUTIL_VERSION")"
+    export ACP_CRONITER_PYTHON="$venv/bin/python"
+}
+
 # serve_fresh_acp NAME GRPC_PORT PORT [ACP_BINARY]
 # A service of one's own for a check against the real thing: a fresh
 # database (dropped on exit), a headless Temporal dev server on GRPC_PORT

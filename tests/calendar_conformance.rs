@@ -5,7 +5,8 @@
 //! and for a table of cron features over long ranges, a paused schedule is
 //! created with exactly the spec `translate::spec` builds, and the dev
 //! server's `ListScheduleMatchingTimes` (paged past its 1000 cap) must equal
-//! our model of the engine (intervals too). Then, for every DST policy, the engine's times
+//! our model of the engine (intervals too, and Quartz's day forms, whose
+//! calendars carry years). Then, for every DST policy, the engine's times
 //! less `excluded` plus `extra` must equal the policy's times.
 
 use crate::common;
@@ -70,7 +71,7 @@ const DST_EXPRESSIONS: [&str; 14] = [
 ];
 
 /// Cron features over long ranges: (expression, days of range from 2026-01-01).
-const FEATURES: [(&str, i64); 18] = [
+const FEATURES: [(&str, i64); 27] = [
     ("0 0 13 * FRI", 1826),
     ("0 0 1,15 * MON", 1826),
     ("0 0 */2 * MON", 1826),
@@ -89,6 +90,17 @@ const FEATURES: [(&str, i64); 18] = [
     ("@daily", 1826),
     ("@midnight", 1826),
     ("@hourly", 400),
+    // Quartz's day forms, several calendars each (years for February),
+    // over three years and a leap day; Europe changes on a last Sunday.
+    ("0 9 L * *", 1190),
+    ("30 2 L-1 * *", 1190),
+    ("0 9 15W * *", 1190),
+    ("0 0 1W * *", 1190),
+    ("0 9 LW * *", 1190),
+    ("0 9 * * 5#5", 1190),
+    ("0 0 * * 0#1", 1190),
+    ("30 2 * * 0L", 1190),
+    ("0 9 L * MON", 1190),
 ];
 
 const FEATURE_ZONES: [&str; 4] = [

@@ -274,3 +274,85 @@ async fn preview_answers_around_an_instant_and_refuses_what_a_create_refuses(poo
     assert_eq!(status, 422, "{problem}");
     assert_eq!(problem["errors"][0]["field"], "trigger.dst", "{problem}");
 }
+
+/// The last day of each month at 09:00 UTC, after `now`: counted here from
+/// the calendar, not by the code under test.
+fn last_days_at_nine(now: DateTime<Utc>, n: usize) -> Vec<DateTime<Utc>> {
+    use chrono::{Datelike, NaiveDate};
+    let mut out = Vec::new();
+    let (mut y, mut m) = (now.year(), now.month());
+    while out.len() < n {
+        let (ny, nm) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
+        let last = NaiveDate::from_ymd_opt(ny, nm, 1)
+            .unwrap()
+            .pred_opt()
+            .unwrap();
+        let at = last.and_hms_opt(9, 0, 0).unwrap().and_utc();
+        if at > now {
+            out.push(at);
+        }
+        (y, m) = (ny, nm);
+    }
+    out
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_last_day_of_the_month_previews_and_fires_as_counted(pool: PgPool) {
+    let app = app(pool).await;
+    let trigger = json!({"type": "cron", "cron": "0 9 L * *", "timezone": "UTC"});
+    let before = Utc::now();
+    let created = app.create(&activity_with(trigger.clone())).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    assert_eq!(created["schedule"]["sync_state"], "synced", "{created}");
+    let next = instants(&created["schedule"]["next_fire_times"]);
+    assert_eq!(next, last_days_at_nine(before, 10), "{created}");
+    // The engine fires exactly those: February's 28th and 29th come from
+    // calendars with years.
+    let engine = engine_times(
+        &app,
+        &format!("activity-{id}"),
+        next[0] - chrono::Duration::seconds(1),
+        next[9],
+    )
+    .await;
+    assert_eq!(engine, next);
+    // Around a leap day.
+    let (status, body) = json(
+        app.post(
+            "/v1/schedules/preview",
+            &json!({"trigger": trigger, "count": 2, "around": "2028-02-15T00:00:00Z"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["around"]["after"],
+        json!([{"at": "2028-02-29T09:00:00Z", "note": "normal"},
+               {"at": "2028-03-31T09:00:00Z", "note": "normal"}])
+    );
+    assert_eq!(
+        body["around"]["before"],
+        json!([{"at": "2027-12-31T09:00:00Z", "note": "normal"},
+               {"at": "2028-01-31T09:00:00Z", "note": "normal"}])
+    );
+
+    // `#` in a range is refused on create and preview, naming the field.
+    let nth_in_range = json!({"type": "cron", "cron": "0 9 * * 1-5#2"});
+    let (status, problem) = json(
+        app.post("/v1/activities", &activity_with(nth_in_range.clone()))
+            .await,
+    )
+    .await;
+    assert_eq!(status, 422, "{problem}");
+    assert_eq!(problem["errors"][0]["field"], "trigger.cron", "{problem}");
+    let detail = problem["errors"][0].to_string();
+    assert!(detail.contains("1-5#2"), "{problem}");
+    let (status, problem) = json(
+        app.post("/v1/schedules/preview", &json!({"trigger": nth_in_range}))
+            .await,
+    )
+    .await;
+    assert_eq!(status, 422, "{problem}");
+    assert_eq!(problem["errors"][0]["field"], "trigger.cron", "{problem}");
+}

@@ -17,6 +17,7 @@ mod calendar_conformance;
 mod checks;
 mod cloudevents;
 mod console_assets;
+mod cron_conformance;
 #[path = "dst_backfill/main.rs"]
 mod dst_backfill;
 mod duties;

@@ -1246,8 +1246,11 @@ export interface components {
             /**
              * @description Five-field cron expression: minute hour day-of-month month
              *     day-of-week (numbers, `*`, ranges `a-b`, steps `/n`, lists, month and
-             *     day names) or one of `@yearly @annually @monthly @weekly @daily
-             *     @midnight @hourly`. A range must not run backwards, the days must
+             *     day names; 0 or 7 is Sunday) or one of `@yearly @annually @monthly
+             *     @weekly @daily @midnight @hourly`. Day-of-month also takes `L` (last
+             *     day), `L-n`, `nW` (the weekday nearest day n) and `LW`; day-of-week
+             *     `d#n` (nth weekday d, `5#2`) and `dL` (last weekday d, `5L`), each
+             *     alone in its field. A range must not run backwards, the days must
              *     exist in some month, and the whole is at most 200 characters.
              * @example 0 * * * *
              */

@@ -36,9 +36,12 @@ pub struct TriggerBody {
     pub kind: TriggerKind,
     /// Five-field cron expression (`cron` only): minute hour day-of-month
     /// month day-of-week (numbers, `*`, ranges `a-b`, steps `/n`, lists,
-    /// month and day names) or one of `@yearly @annually @monthly @weekly
-    /// @daily @midnight @hourly`. A range must not run backwards, the days
-    /// must exist in some month, and the whole is at most 200 characters.
+    /// month and day names; 0 or 7 is Sunday) or one of `@yearly @annually
+    /// @monthly @weekly @daily @midnight @hourly`. Day-of-month also takes
+    /// `L` (last day), `L-n`, `nW` (the weekday nearest day n) and `LW`;
+    /// day-of-week `d#n` (nth weekday d) and `dL` (last weekday d), each
+    /// alone in its field. A range must not run backwards, the days must
+    /// exist in some month, and the whole is at most 200 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cron: Option<String>,
     /// IANA time zone of the cron expression (`cron` only). Default `UTC`.

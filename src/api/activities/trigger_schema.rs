@@ -25,14 +25,15 @@ const DURATION: &str =
     r"^P(?!$)(?:[0-9]+D)?(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:[.,][0-9]+)?S)?)?$";
 
 /// What `CronExpr` reads, but for the checks no pattern can make (ranges
-/// that run backwards, days no month has, the 200-character limit).
+/// that run backwards, days no month has, which day forms pair with which,
+/// the 200-character limit).
 const CRON: &str = concat!(
     r"^(?:@(?:yearly|annually|monthly|weekly|daily|midnight|hourly)|",
     r"(?:\*|(?:[0-5]?[0-9])(?:-(?:[0-5]?[0-9]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:[0-5]?[0-9])(?:-(?:[0-5]?[0-9]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +",
     r"(?:\*|(?:[01]?[0-9]|2[0-3])(?:-(?:[01]?[0-9]|2[0-3]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:[01]?[0-9]|2[0-3])(?:-(?:[01]?[0-9]|2[0-3]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +",
-    r"(?:\*|(?:0?[1-9]|[12][0-9]|3[01])(?:-(?:0?[1-9]|[12][0-9]|3[01]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[1-9]|[12][0-9]|3[01])(?:-(?:0?[1-9]|[12][0-9]|3[01]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +",
+    r"(?:[Ll](?:-(?:0?[1-9]|[12][0-9]|30))?|[Ll][Ww]|(?:0?[1-9]|[12][0-9]|3[01])[Ww]|(?:\*|(?:0?[1-9]|[12][0-9]|3[01])(?:-(?:0?[1-9]|[12][0-9]|3[01]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[1-9]|[12][0-9]|3[01])(?:-(?:0?[1-9]|[12][0-9]|3[01]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)*) +",
     r"(?:\*|(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc])(?:-(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc])(?:-(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +",
-    r"(?:\*|(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt])(?:-(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt])(?:-(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)*)$",
+    r"(?:(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt])(?:#0?[1-5]|[Ll])|(?:\*|(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt])(?:-(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt])(?:-(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)*))$",
 );
 
 /// When the activity runs: a `cron` trigger (`cron`, `timezone`, `dst`),
@@ -93,8 +94,11 @@ fn cron() -> Object {
     text(
         "Five-field cron expression: minute hour day-of-month month\n\
          day-of-week (numbers, `*`, ranges `a-b`, steps `/n`, lists, month and\n\
-         day names) or one of `@yearly @annually @monthly @weekly @daily\n\
-         @midnight @hourly`. A range must not run backwards, the days must\n\
+         day names; 0 or 7 is Sunday) or one of `@yearly @annually @monthly\n\
+         @weekly @daily @midnight @hourly`. Day-of-month also takes `L` (last\n\
+         day), `L-n`, `nW` (the weekday nearest day n) and `LW`; day-of-week\n\
+         `d#n` (nth weekday d, `5#2`) and `dL` (last weekday d, `5L`), each\n\
+         alone in its field. A range must not run backwards, the days must\n\
          exist in some month, and the whole is at most 200 characters.",
         CRON,
         "0 * * * *",

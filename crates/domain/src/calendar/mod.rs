@@ -15,15 +15,19 @@
 //! test checks it against a real dev server. docs/TIME.md tells the story.
 
 mod cron;
+mod days;
 mod dst;
 mod engine;
+mod engine_days;
 mod times;
 
 use chrono::{DateTime, Duration, Utc};
 
 pub use cron::{CronSchedule, DayRule, FieldSet};
+pub use days::{MonthDay, WeekDay};
 pub use dst::{DstPolicy, Repeated, Skipped, Transition, WallTime, resolve, transitions};
 pub use engine::{EngineCalendar, engine_calendars, engine_next, engine_times};
+pub use engine_days::YearSet;
 pub use times::{
     FIRST_YEAR, LAST_YEAR, NominalTime, NominalTimes, TimeNote, day_times, times_after,
     times_before,

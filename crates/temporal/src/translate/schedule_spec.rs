@@ -8,7 +8,7 @@ use temporalio_common::protos::temporal::api::schedule::v1::{
     IntervalSpec, Range, ScheduleSpec, StructuredCalendarSpec,
 };
 
-use acp_domain::calendar::{EngineCalendar, FieldSet, engine_calendars};
+use acp_domain::calendar::{EngineCalendar, FieldSet, YearSet, engine_calendars};
 use acp_domain::trigger::{Cadence, ScheduledTrigger};
 
 pub(super) fn proto_duration(d: Duration) -> prost_wkt_types::Duration {
@@ -63,18 +63,29 @@ pub fn structured_calendar(cal: &EngineCalendar) -> StructuredCalendarSpec {
         hour: ranges(cal.hours),
         day_of_month: ranges(cal.days_of_month),
         month: ranges(cal.months),
-        // Empty means every year to the engine.
-        year: Vec::new(),
+        year: years(cal.years),
         day_of_week: ranges(cal.days_of_week),
         comment: String::new(),
     }
 }
 
-/// A set as ranges with steps, greedily over neighbours: `0,15,30,45` is
-/// one range, step 15. A run is kept when it is contiguous or has three
-/// values or more, so `0,5,6` reads `0,5-6` rather than `0-5/5,6`.
+/// Empty means every year to the engine.
+fn years(set: YearSet) -> Vec<Range> {
+    if set.is_all() {
+        return Vec::new();
+    }
+    runs(&set.values().collect::<Vec<_>>())
+}
+
 fn ranges(set: FieldSet) -> Vec<Range> {
-    let values: Vec<i32> = set.values().map(i32::from).collect();
+    runs(&set.values().map(i32::from).collect::<Vec<_>>())
+}
+
+/// Ascending values as ranges with steps, greedily over neighbours:
+/// `0,15,30,45` is one range, step 15. A run is kept when it is contiguous
+/// or has three values or more, so `0,5,6` reads `0,5-6` rather than
+/// `0-5/5,6`.
+fn runs(values: &[i32]) -> Vec<Range> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < values.len() {

@@ -190,8 +190,18 @@ fn show(ranges: &[Range]) -> String {
 #[test]
 fn cron_calendar_table() {
     // expression -> per calendar: "second minute hour dom month dow"
-    let table: [(&str, &[&str]); 9] = [
+    let table: [(&str, &[&str]); 12] = [
         ("0 * * * *", &["0 0 0-23 1-31 1-12 0-6"]),
+        // Quartz's forms as the days they can be, with the weekday.
+        ("0 9 * * 5#2", &["0 0 9 8-14 1-12 5"]),
+        (
+            "0 9 15W * *",
+            &["0 0 9 15 1-12 1-5", "0 0 9 14 1-12 5", "0 0 9 16 1-12 1"],
+        ),
+        (
+            "0 9 L 4-12 *",
+            &["0 0 9 31 5,7-8,10,12 0-6", "0 0 9 30 4,6,9,11 0-6"],
+        ),
         ("*/15 9-17 * * MON-FRI", &["0 0-45/15 9-17 1-31 1-12 1-5"]),
         ("0 0 13 * FRI", &["0 0 0 13 1-12 0-6", "0 0 0 1-31 1-12 5"]),
         (
@@ -234,6 +244,35 @@ fn cron_calendar_table() {
             .collect();
         assert_eq!(got, want, "{text}");
     }
+}
+
+#[test]
+fn februarys_last_day_by_leap_year() {
+    let spec = spec(&ScheduledTrigger {
+        cadence: cron("0 9 L * *"),
+        misfire_policy: MisfirePolicy::Skip,
+        catchup_limit: CatchupLimit::default(),
+        misfire_grace: IsoDuration::from_secs(60),
+        start_at: None,
+        end_at: None,
+        jitter: None,
+    });
+    let calendars = &spec.structured_calendar;
+    assert_eq!(calendars.len(), 4);
+    let years = |i: usize| -> Vec<i32> {
+        calendars[i]
+            .year
+            .iter()
+            .flat_map(|r| (r.start..=r.end.max(r.start)).step_by(r.step.max(1) as usize))
+            .collect()
+    };
+    assert!(years(0).is_empty() && years(1).is_empty(), "every year");
+    assert_eq!(show(&calendars[2].day_of_month), "29");
+    assert_eq!(show(&calendars[2].year), "2000-2096/4");
+    assert_eq!(show(&calendars[3].day_of_month), "28");
+    let leap = |y: i32| y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let others: Vec<i32> = (2000..=2100).filter(|y| !leap(*y)).collect();
+    assert_eq!(years(3), others);
 }
 
 #[test]

@@ -44,5 +44,7 @@ const DEFAULT: DstPolicy = DstPolicy {
     skipped: Skipped::Shift,
 };
 
+mod cron;
+mod days;
 mod engine;
 mod policy;
