@@ -324,19 +324,35 @@ start_temporal_dev_server() {
         args+=(--metrics-port "$metrics")
     fi
 
-    log "starting Temporal dev server on 127.0.0.1:$grpc (log: ${logfile#"$ACP_ROOT"/})"
-    "$TEMPORAL_BIN" "${args[@]}" >"$logfile" 2>&1 </dev/null &
-    TEMPORAL_DEV_PID=$!
-    on_exit "stop_pid $TEMPORAL_DEV_PID 'Temporal dev server'"
+    # The dev server picks free ports for its internal services by probing
+    # and releasing them; with many servers and clients starting at once on
+    # one machine another process can take one in between, and the server
+    # then exits at once (seen as a nil-pointer panic while it builds its
+    # HTTP API). Such a start is tried again; one that hangs is not.
+    local attempt
+    for attempt in 1 2 3; do
+        log "starting Temporal dev server on 127.0.0.1:$grpc (log: ${logfile#"$ACP_ROOT"/})"
+        "$TEMPORAL_BIN" "${args[@]}" >"$logfile" 2>&1 </dev/null &
+        TEMPORAL_DEV_PID=$!
+        on_exit "stop_pid $TEMPORAL_DEV_PID 'Temporal dev server'"
 
-    # Ready when the frontend's HTTP API lists namespaces; by then gRPC is up
-    # too and the namespaces asked for exist.
-    if ! wait_http "http://127.0.0.1:$http/api/v1/namespaces" "$timeout" "$TEMPORAL_DEV_PID"; then
-        log "Temporal dev server did not become ready; last lines of its log:"
-        tail -n 30 "$logfile" >&2 || true
-        return 1
-    fi
-    log "Temporal dev server ready (pid $TEMPORAL_DEV_PID)"
+        # Ready when the frontend's HTTP API lists namespaces; by then gRPC
+        # is up too and the namespaces asked for exist.
+        if wait_http "http://127.0.0.1:$http/api/v1/namespaces" "$timeout" "$TEMPORAL_DEV_PID"; then
+            log "Temporal dev server ready (pid $TEMPORAL_DEV_PID)"
+            return 0
+        fi
+        if kill -0 "$TEMPORAL_DEV_PID" 2>/dev/null || ((attempt == 3)); then
+            break
+        fi
+        log "Temporal dev server exited while starting (attempt $attempt); its log:"
+        tail -n 3 "$logfile" >&2 || true
+        cp "$logfile" "$logfile.attempt-$attempt" 2>/dev/null || true
+        sleep 1
+    done
+    log "Temporal dev server did not become ready; last lines of its log:"
+    tail -n 30 "$logfile" >&2 || true
+    return 1
 }
 
 # stop_pid PID [NAME]: SIGTERM, wait up to 10 s, then SIGKILL.

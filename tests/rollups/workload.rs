@@ -237,7 +237,10 @@ async fn step(pool: &PgPool, store: &RunStore, rng: &mut Rng, acts: &[Uuid], now
 }
 
 /// What `GET /v1/stats/runs` must answer: per bucket, the counts by status
-/// and `percentile_cont` of the durations, counted over the runs.
+/// and `percentile_cont` of the durations, counted over the runs. A run the
+/// store ends at `now()` after a start the workload put in the future has a
+/// negative duration; the rollups count it as zero (clocks that disagree),
+/// and so does this.
 async fn exact(
     pool: &PgPool,
     from: DateTime<Utc>,
@@ -257,7 +260,7 @@ async fn exact(
                     'timed_out', count(*) FILTER (WHERE status = 'timed_out'),
                     'skipped', count(*) FILTER (WHERE status = 'skipped')),
                 percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP
-                    (ORDER BY extract(epoch FROM finished_at - started_at)::float8)
+                    (ORDER BY greatest(extract(epoch FROM finished_at - started_at)::float8, 0))
                     FILTER (WHERE started_at IS NOT NULL AND finished_at IS NOT NULL)
            FROM activity_runs
           WHERE created_at >= $1 AND created_at < $2
