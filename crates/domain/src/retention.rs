@@ -182,6 +182,17 @@ mod tests {
         ps.iter().map(|p| p.name.as_str()).collect()
     }
 
+    /// What, the policy, now, the partitions that exist, then the names
+    /// made and dropped.
+    type Case = (
+        &'static str,
+        Policy,
+        DateTime<Utc>,
+        Vec<Partition>,
+        &'static [&'static str],
+        &'static [&'static str],
+    );
+
     const DAY: Policy = Policy {
         retention: Some(Duration::hours(24)),
         ahead: 3,
@@ -189,14 +200,7 @@ mod tests {
 
     #[test]
     fn plans_the_change_log() {
-        let cases: &[(
-            &str,
-            Policy,
-            DateTime<Utc>,
-            Vec<Partition>,
-            &[&str],
-            &[&str],
-        )] = &[
+        let cases: &[Case] = &[
             (
                 "empty: today and three ahead",
                 DAY,
