@@ -56,6 +56,7 @@ pub fn build_state(settings: &Settings) -> anyhow::Result<AppState> {
     );
     if let Some(services) = Arc::get_mut(&mut state.services) {
         services.set_stream_buffer(settings.stream_buffer);
+        services.set_retention(settings.retention());
     }
     Ok(state)
 }

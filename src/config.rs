@@ -104,6 +104,25 @@ pub struct Settings {
     )]
     pub notify_interval_secs: f64,
 
+    /// Hours a change stays in the change log (`GET /v1/stream` replays
+    /// it) at least; its day partition is dropped once wholly older.
+    #[arg(
+        long,
+        env = "ACP_CHANGE_LOG_RETENTION_HOURS",
+        default_value_t = acp_service::retention::DEFAULT_CHANGE_LOG_RETENTION_HOURS,
+        global = true
+    )]
+    pub change_log_retention_hours: f64,
+
+    /// Seconds between passes of the `history_retention` duty.
+    #[arg(
+        long,
+        env = "ACP_RETENTION_INTERVAL",
+        default_value_t = acp_service::retention::DEFAULT_INTERVAL_SECS,
+        global = true
+    )]
+    pub retention_interval_secs: f64,
+
     /// Deadline of one Temporal RPC, in milliseconds.
     #[arg(
         long,
@@ -278,6 +297,20 @@ impl Settings {
     pub fn notify_interval(&self) -> Duration {
         Duration::from_secs_f64(self.notify_interval_secs.clamp(0.1, 3600.0))
     }
+
+    /// How the history tables are kept: the retention at least a second,
+    /// at most a century.
+    pub fn retention(&self) -> acp_service::retention::RetentionSettings {
+        let hours = self
+            .change_log_retention_hours
+            .clamp(1.0 / 3600.0, 876_000.0);
+        acp_service::retention::RetentionSettings {
+            change_log: Some(chrono::Duration::milliseconds(
+                (hours * 3_600_000.0).round() as i64,
+            )),
+            interval: Duration::from_secs_f64(self.retention_interval_secs.clamp(0.1, 86_400.0)),
+        }
+    }
 }
 
 /// HTTP-level settings of the router.
@@ -335,6 +368,11 @@ impl std::fmt::Debug for Settings {
             .field("reconcile_interval_secs", &self.reconcile_interval_secs)
             .field("alert_interval_secs", &self.alert_interval_secs)
             .field("notify_interval_secs", &self.notify_interval_secs)
+            .field(
+                "change_log_retention_hours",
+                &self.change_log_retention_hours,
+            )
+            .field("retention_interval_secs", &self.retention_interval_secs)
             .field("temporal_timeout_ms", &self.temporal_timeout_ms)
             .field("db_max_connections", &self.db_max_connections)
             .field("metrics_activity_label", &self.metrics_activity_label)

@@ -47,6 +47,7 @@ mod reconcile;
 mod replay;
 #[path = "resume/main.rs"]
 mod resume;
+mod retention;
 #[path = "rollups/main.rs"]
 mod rollups;
 mod run_bulk;

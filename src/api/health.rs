@@ -57,6 +57,7 @@ pub enum DutyName {
     BrokerConsumption,
     TemporalWorker,
     ChangeSequencer,
+    HistoryRetention,
 }
 
 /// `leader`: holds a duty that must be single in the fleet and acts on it;
@@ -82,6 +83,7 @@ impl From<(Duty, Role)> for DutyState {
                 Duty::BrokerConsumption => DutyName::BrokerConsumption,
                 Duty::TemporalWorker => DutyName::TemporalWorker,
                 Duty::ChangeSequencer => DutyName::ChangeSequencer,
+                Duty::HistoryRetention => DutyName::HistoryRetention,
             },
             role: match role {
                 Role::Leader => DutyRole::Leader,

@@ -16,6 +16,7 @@ pub mod merge_patch;
 pub mod openapi;
 pub mod pagination;
 pub mod problems;
+pub mod retention;
 pub mod runs;
 pub mod session;
 pub mod sources;
@@ -111,6 +112,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(keys::create_key, keys::list_keys))
         .routes(routes!(keys::get_key))
         .routes(routes!(keys::revoke_key))
+        .routes(routes!(retention::get_retention))
         .routes(routes!(session::get_session))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))

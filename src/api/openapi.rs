@@ -19,6 +19,7 @@ use utoipa::OpenApi;
         (name = "subscriptions", description = "Signed CloudEvents notifications of runs and alerts (scope `admin`)"),
         (name = "stream", description = "Every change as Server-Sent Events, resumable from the change log"),
         (name = "keys", description = "API keys (scope `admin`)"),
+        (name = "retention", description = "How long history is kept, and what the next retention pass drops (scope `admin`)"),
         (name = "health", description = "Liveness, readiness and metrics (no key needed)"),
     ),
     // A source's `config` refers to these by name (its schema depends on

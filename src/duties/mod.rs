@@ -165,6 +165,21 @@ pub const TABLE: &[Entry] = &[
         },
     },
     Entry {
+        name: "history_retention",
+        reported: Some(Duty::HistoryRetention),
+        about: "Makes the change log's day partitions ahead and drops those wholly older than \
+                its retention (`GET /v1/retention` shows the next pass).",
+        carriers: &[(Serve, Always), (Api, Always)],
+        election: Election::Leader,
+        start: |cx, stop| {
+            let retention = cx.services.retention.clone();
+            let board = cx.services.duties.clone();
+            let lease = cx.services.duty_lease(Duty::HistoryRetention);
+            let interval = cx.settings.reconcile_interval();
+            Ok(Box::pin(retention.run(board, lease, interval, stop)))
+        },
+    },
+    Entry {
         name: "flow_recovery",
         reported: Some(Duty::FlowRecovery),
         about: "Frees the concurrency slots of runs whose workflows closed without ending them.",
@@ -399,7 +414,8 @@ mod tests {
         assert!(
             about(Api).starts_with(
                 "The HTTP API and the duties: reconcile (leader-elected), alert_evaluation \
-                 (leader-elected), change_sequencer (leader-elected), flow_recovery,"
+                 (leader-elected), change_sequencer (leader-elected), history_retention \
+                 (leader-elected), flow_recovery,"
             ),
             "{}",
             about(Api)

@@ -481,6 +481,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What history is kept and what the next retention pass drops (a dry run).
+         * @description The history tables (today the change log behind `GET /v1/stream`) are kept in time partitions; the `history_retention` duty makes them ahead and drops each whole once all of it is older than the table's retention. This lists every partition with its row estimate and size, which ones the next pass drops (planned at its time) and what it makes, without changing anything.
+         */
+        get: operations["get_retention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs": {
         parameters: {
             query?: never;
@@ -1399,6 +1419,18 @@ export interface components {
          * @enum {string}
          */
         DispatchState: "pending" | "completed";
+        /** @description What a pass drops, summed over its partitions. */
+        DroppedTotals: {
+            /** Format: int64 */
+            bytes: number;
+            /** Format: int64 */
+            partitions: number;
+            /**
+             * Format: int64
+             * @description The sum of their row estimates (those not analysed count 0).
+             */
+            rows_estimate: number;
+        };
         /**
          * @description A cron trigger's daylight-saving policy; left-out fields keep their
          *     defaults. Exactly the policy's times run, whatever the engine would do by
@@ -1412,7 +1444,7 @@ export interface components {
          * @description A background duty (see the README's table of which subcommand carries which).
          * @enum {string}
          */
-        DutyName: "reconcile" | "alert_evaluation" | "flow_recovery" | "notification_hand_over" | "event_dispatch" | "broker_consumption" | "temporal_worker" | "change_sequencer";
+        DutyName: "reconcile" | "alert_evaluation" | "flow_recovery" | "notification_hand_over" | "event_dispatch" | "broker_consumption" | "temporal_worker" | "change_sequencer" | "history_retention";
         /**
          * @description `leader`: holds a duty that must be single in the fleet and acts on it;
          *     `standby`: carries it and takes it over when the leader goes; `shared`:
@@ -1579,6 +1611,11 @@ export interface components {
             /** @example ok */
             status: string;
         };
+        /**
+         * @description A table kept in time partitions.
+         * @enum {string}
+         */
+        HistoryTable: "change_log";
         IngestResponse: {
             dispatches: components["schemas"]["DispatchResponse"][];
             event_id: string;
@@ -1910,6 +1947,11 @@ export interface components {
             paused: boolean;
             sync_state: components["schemas"]["SyncState"];
         };
+        /**
+         * @description How much time one partition covers (UTC days or hours).
+         * @enum {string}
+         */
+        Period: "day" | "hour";
         PreviewAround: {
             /** @description Up to `count` times at or after `at`, oldest first. */
             after: components["schemas"]["PreviewTime"][];
@@ -2103,6 +2145,73 @@ export interface components {
             dry_run?: boolean;
             /** @description Shown on the Temporal schedule. */
             note?: string | null;
+        };
+        /** @description One partition. */
+        RetentionPartition: {
+            /**
+             * Format: int64
+             * @description Its size on disk with its indexes and TOAST.
+             */
+            bytes: number;
+            /** @description The next pass drops it. */
+            dropped_next: boolean;
+            /**
+             * Format: date-time
+             * @description Its first instant.
+             */
+            from: string;
+            /** @example change_log_p20261207 */
+            name: string;
+            /**
+             * Format: int64
+             * @description The planner's estimate of its rows; null until it was analysed.
+             */
+            rows_estimate?: number | null;
+            /**
+             * Format: date-time
+             * @description The instant after its last.
+             */
+            to: string;
+        };
+        /** @description What the retention duty keeps and what its next pass does. */
+        RetentionResponse: {
+            /** Format: double */
+            interval_seconds: number;
+            /**
+             * Format: date-time
+             * @description When a pass last ran, in any process; null before the first.
+             */
+            last_pass_at?: string | null;
+            /**
+             * Format: date-time
+             * @description When the next pass runs, at the latest (the duty's leader passes
+             *     every `interval_seconds`; its first pass when it takes the lead).
+             */
+            next_pass_at: string;
+            /**
+             * Format: date-time
+             * @description The database's clock when this was read.
+             */
+            now: string;
+            tables: components["schemas"]["RetentionTable"][];
+        };
+        /** @description One history table. */
+        RetentionTable: {
+            /** @description Partitions the next pass makes (names). */
+            created_next: string[];
+            /** @description What the next pass drops, summed. */
+            dropped_next: components["schemas"]["DroppedTotals"];
+            /** @description Every partition, oldest first. */
+            partitions: components["schemas"]["RetentionPartition"][];
+            /** @description How much time one partition covers. */
+            period: components["schemas"]["Period"];
+            /**
+             * Format: int64
+             * @description How long a row is kept at least; a partition is dropped once all of
+             *     it is older. Null: kept for ever.
+             */
+            retention_seconds?: number | null;
+            table: components["schemas"]["HistoryTable"];
         };
         /**
          * @description How failed attempts of a task are retried (Temporal activity retries).
@@ -5065,6 +5174,53 @@ export interface operations {
             };
             /** @description No such key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_retention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The partitions and the next pass */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetentionResponse"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -72,6 +72,7 @@ pub mod misfire;
 pub mod notify;
 pub mod query;
 pub mod resume;
+pub mod retention;
 pub mod retry;
 pub mod run;
 pub mod sketch;
@@ -139,5 +140,7 @@ mod tests {
         agree(super::timeline::TimeAction::ALL);
         agree(super::message::RejectReason::ALL);
         agree(super::source::SourceKind::ALL);
+        agree(super::retention::HistoryTable::ALL);
+        agree(super::retention::Period::ALL);
     }
 }

@@ -29,8 +29,6 @@ const POLL: Duration = Duration::from_millis(500);
 /// which would queue every run and dispatch write behind one another. An
 /// empty look is one index probe.
 const SEQUENCE_EVERY: Duration = Duration::from_millis(50);
-/// How long changes stay in the log: a `since` older than that must reload.
-pub const RETENTION_HOURS: i64 = 24;
 /// How long a stream token lives.
 pub const STREAM_TOKEN_MINUTES: i64 = 5;
 
@@ -96,7 +94,9 @@ impl ChangeFeed {
     }
 
     /// The sequencer duty: while this process holds it, numbers committed
-    /// changes every [`SEQUENCE_EVERY`]; prunes the log every minute.
+    /// changes every [`SEQUENCE_EVERY`]; forgets expired stream tokens
+    /// every minute. (The log's retention is the `history_retention`
+    /// duty's: see `retention`.)
     pub async fn run_sequencer(
         self,
         duties: DutyBoard,
@@ -126,9 +126,8 @@ impl ChangeFeed {
                     }
                 }
                 if last_prune.elapsed() >= Duration::from_secs(60) {
-                    let before = Utc::now() - chrono::Duration::hours(RETENTION_HOURS);
-                    if let Err(err) = self.store.prune(before).await {
-                        tracing::warn!(error = %err, "could not prune the change log");
+                    if let Err(err) = self.store.forget_expired_tokens().await {
+                        tracing::warn!(error = %err, "could not forget expired stream tokens");
                     }
                     last_prune = tokio::time::Instant::now();
                 }

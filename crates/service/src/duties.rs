@@ -3,7 +3,7 @@
 //! process of the fleet reconciles.
 //!
 //! A duty that must be single in the fleet (reconciliation, alert
-//! evaluation, the change sequencer) runs in every process that carries it, but acts only while
+//! evaluation, the change sequencer, history retention) runs in every process that carries it, but acts only while
 //! that process holds its [`DutyLease`]; the others stand by and take over
 //! within one interval of the holder's death. Shared duties (event
 //! dispatch, broker consumption, ...) divide their work by row leases and
@@ -37,10 +37,13 @@ pub enum Duty {
     /// Committed changes numbered into the change log (the stream's order).
     /// Single.
     ChangeSequencer,
+    /// History tables' partitions made ahead and dropped past their
+    /// retention. Single.
+    HistoryRetention,
 }
 
 impl Duty {
-    pub const ALL: [Duty; 8] = [
+    pub const ALL: [Duty; 9] = [
         Duty::Reconcile,
         Duty::AlertEvaluation,
         Duty::FlowRecovery,
@@ -49,6 +52,7 @@ impl Duty {
         Duty::BrokerConsumption,
         Duty::TemporalWorker,
         Duty::ChangeSequencer,
+        Duty::HistoryRetention,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,6 +65,7 @@ impl Duty {
             Duty::BrokerConsumption => "broker_consumption",
             Duty::TemporalWorker => "temporal_worker",
             Duty::ChangeSequencer => "change_sequencer",
+            Duty::HistoryRetention => "history_retention",
         }
     }
 
@@ -68,7 +73,10 @@ impl Duty {
     pub fn is_single(self) -> bool {
         matches!(
             self,
-            Duty::Reconcile | Duty::AlertEvaluation | Duty::ChangeSequencer
+            Duty::Reconcile
+                | Duty::AlertEvaluation
+                | Duty::ChangeSequencer
+                | Duty::HistoryRetention
         )
     }
 
@@ -175,7 +183,12 @@ mod tests {
             .collect();
         assert_eq!(
             singles,
-            ["reconcile", "alert_evaluation", "change_sequencer"]
+            [
+                "reconcile",
+                "alert_evaluation",
+                "change_sequencer",
+                "history_retention"
+            ]
         );
     }
 }

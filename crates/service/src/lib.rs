@@ -21,6 +21,7 @@ pub mod metrics;
 pub mod notifications;
 pub mod preview;
 pub mod reconcile;
+pub mod retention;
 pub mod run_bulk;
 pub mod run_control;
 pub mod run_retry;
@@ -132,6 +133,8 @@ pub struct Services {
     pub duties: duties::DutyBoard,
     /// The change stream: its log, its live feed, its tokens.
     pub changes: changes::ChangeFeed,
+    /// The history tables' partitions and their retention.
+    pub retention: retention::HistoryRetention,
 }
 
 impl Services {
@@ -162,6 +165,10 @@ impl Services {
             events,
             activities,
             duties: Default::default(),
+            retention: retention::HistoryRetention::new(
+                acp_store::partitions::PartitionStore::new(pool.clone()),
+                Default::default(),
+            ),
             changes: changes::ChangeFeed::new(
                 acp_store::changes::ChangeStore::new(pool),
                 DEFAULT_STREAM_BUFFER,
@@ -175,6 +182,14 @@ impl Services {
         self.changes = changes::ChangeFeed::new(
             acp_store::changes::ChangeStore::new(self.activities.store().pool().clone()),
             buffer,
+        );
+    }
+
+    /// How the history tables are kept (the defaults unless set).
+    pub fn set_retention(&mut self, settings: retention::RetentionSettings) {
+        self.retention = retention::HistoryRetention::new(
+            acp_store::partitions::PartitionStore::new(self.activities.store().pool().clone()),
+            settings,
         );
     }
 

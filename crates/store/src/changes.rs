@@ -1,5 +1,5 @@
 //! The change log (see the migration `change_log`): numbering committed
-//! changes, reading them back in order, pruning, and the stream tokens.
+//! changes, reading them back in order, and the stream tokens.
 
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
@@ -108,23 +108,15 @@ impl ChangeStore {
         })
     }
 
-    /// Forgets changes older than `before`, and expired stream tokens.
-    pub async fn prune(&self, before: DateTime<Utc>) -> StoreResult<u64> {
-        let pruned = sqlx::query_scalar!(
-            r#"WITH gone AS (DELETE FROM change_log WHERE at < $1 RETURNING seq),
-                  marked AS (UPDATE change_log_meta
-                                SET pruned_through = greatest(pruned_through, (SELECT max(seq) FROM gone))
-                              WHERE EXISTS (SELECT 1 FROM gone))
-             SELECT count(*) AS "pruned!" FROM gone"#,
-            before,
+    /// Forgets expired stream tokens. (The log itself is kept in day
+    /// partitions that the retention duty drops whole: see `partitions`.)
+    pub async fn forget_expired_tokens(&self) -> StoreResult<u64> {
+        Ok(
+            sqlx::query!("DELETE FROM stream_tokens WHERE expires_at < now()")
+                .execute(&self.pool)
+                .await?
+                .rows_affected(),
         )
-        .fetch_one(&self.pool)
-        .await?;
-        let pruned = pruned as u64;
-        sqlx::query!("DELETE FROM stream_tokens WHERE expires_at < now()")
-            .execute(&self.pool)
-            .await?;
-        Ok(pruned)
     }
 
     /// A stream token for `key_id`, valid until `expires_at`: shown once,

@@ -10,6 +10,7 @@ pub mod keys;
 pub mod lease;
 pub mod notifications;
 pub mod outbox;
+pub mod partitions;
 pub mod retries;
 pub mod run_history;
 pub mod run_stats;
