@@ -27,7 +27,9 @@ use serde::{Deserialize, Serialize};
 
 pub use days::{Dated, DayKind, DayStatus, NotBusiness, Roll};
 pub use ical::{ImportOptions, ImportWarning, Imported, import_ical};
-pub use input::{BlackoutInput, CalendarInput, HolidayInput, WorkingDayInput};
+pub use input::{
+    BlackoutInput, CalendarInput, HolidayInput, WorkingDayInput, parse_date, parse_local,
+};
 pub use rule::BusinessDayRule;
 
 use crate::trigger::TimeZoneName;
