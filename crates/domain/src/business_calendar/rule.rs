@@ -3,11 +3,10 @@
 
 use std::fmt;
 
-/// The most business days a month can have: every day of a 31-day month
-/// when only one day of the week is a weekend day and nothing else is off
-/// would be 27, and with added working days up to 31. `BD1` to `BD31` and
-/// `BDL`, `BDL-1` to `BDL-30` are accepted; a month with fewer business
-/// days has no such day.
+/// The most business days a month can have: 31, when every day of a
+/// 31-day month is one (a weekend of one day whose dates are all added
+/// working days). `BD1` to `BD31`, `BDL` and `BDL-1` to `BDL-30` are
+/// accepted; a month with fewer business days has no such day.
 pub const MAX_BUSINESS_DAY: u8 = 31;
 
 /// Which business day of a month.
