@@ -20,13 +20,18 @@ import uuid
 
 import schemathesis
 
-COLLECTIONS = {"/v1/activities/{id}": "ACTIVITY", "/v1/sources/{id}": "SOURCE", "/v1/subscriptions/{id}": "SUBSCRIPTION"}
+COLLECTIONS = {
+    "/v1/activities/{id}": "ACTIVITY",
+    "/v1/sources/{id}": "SOURCE",
+    "/v1/subscriptions/{id}": "SUBSCRIPTION",
+    "/v1/calendars/{id}": "CALENDAR",
+}
 
 
 def create(collection: str, kind: str) -> str:
     body = os.environ[f"ACP_FUZZ_BODY_{kind}"]
-    if kind == "SOURCE":
-        # Source names are unique.
+    if kind in ("SOURCE", "CALENDAR"):
+        # Source and calendar names are unique.
         document = json.loads(body)
         document["name"] = f"fuzz-doomed-{uuid.uuid4()}"
         body = json.dumps(document)

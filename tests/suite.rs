@@ -14,6 +14,7 @@ mod auth;
 #[path = "brokers/main.rs"]
 mod brokers;
 mod calendar_conformance;
+mod calendars;
 mod checks;
 mod cloudevents;
 mod console_assets;

@@ -4,6 +4,7 @@
 pub mod activities;
 pub mod alerts;
 pub mod auth;
+pub mod calendars;
 pub mod console;
 pub mod error;
 pub mod events;
@@ -98,6 +99,18 @@ pub fn router() -> OpenApiRouter<AppState> {
             sources::handlers::delete_source
         ))
         .routes(routes!(sources::handlers::list_rejected))
+        .routes(routes!(
+            calendars::handlers::create_calendar,
+            calendars::handlers::list_calendars
+        ))
+        .routes(routes!(
+            calendars::handlers::get_calendar,
+            calendars::handlers::put_calendar,
+            calendars::handlers::patch_calendar,
+            calendars::handlers::delete_calendar
+        ))
+        .routes(routes!(calendars::import::import_calendar))
+        .routes(routes!(calendars::import::list_days))
         .routes(routes!(alerts::handlers::list_alerts))
         .routes(routes!(alerts::handlers::get_alert))
         .routes(routes!(

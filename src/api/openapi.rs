@@ -15,6 +15,7 @@ use utoipa::OpenApi;
         (name = "runs", description = "Run history: every execution and its task instances"),
         (name = "events", description = "External events, routed to event-triggered activities exactly once"),
         (name = "sources", description = "Brokers (NATS JetStream, RabbitMQ) consumed for events (scope `admin`)"),
+        (name = "calendars", description = "Business calendars: weekend days, holidays, added working days, blackouts, coverage (writes need scope `admin`)"),
         (name = "alerts", description = "Broken expectations of activities: missed starts, stuck runs, failure streaks, missed fires"),
         (name = "subscriptions", description = "Signed CloudEvents notifications of runs and alerts (scope `admin`)"),
         (name = "stream", description = "Every change as Server-Sent Events, resumable from the change log"),

@@ -43,12 +43,14 @@ problems! {
     NoSuchActivity = 404, "No such activity";
     NoSuchActivityOrSchedule = 404, "No such activity or schedule";
     NoSuchAlert = 404, "No such alert";
+    NoSuchCalendar = 404, "No such calendar";
     NoSuchEvent = 404, "No such event";
     NoSuchKey = 404, "No such key";
     NoSuchRun = 404, "No such run";
     NoSuchSource = 404, "No such source";
     NoSuchSubscription = 404, "No such subscription";
     SourceNameTaken = 409, "A source with this name exists";
+    CalendarNameTaken = 409, "A calendar with this name exists";
     AuthenticationDisabled = 409, "Authentication is disabled: the stream needs no token";
     IdempotencyKeyReused = 409, "Idempotency-Key reused with another body";
     NotScheduled = 409, "Not a scheduled activity";
@@ -62,6 +64,7 @@ problems! {
     BodyTooLarge = 413, "Body too large";
     NotJson = 415, "Not JSON";
     NotCloudEvent = 415, "Not a CloudEvent";
+    NotICalendar = 415, "Not text/calendar";
     InvalidTimelineRange = 422, "Empty range, or more than 1000 nominal times";
     InvalidFields = 422, "Invalid fields";
     InvalidFilter = 422, "Invalid filter";

@@ -27,7 +27,7 @@ use acp_domain::change::Change;
 use acp_service::changes::ChangeFeed;
 
 /// Every kind of change the stream carries.
-pub const KINDS: [&str; 16] = [
+pub const KINDS: [&str; 19] = [
     "run.created",
     "run.status_changed",
     "run.task_started",
@@ -41,6 +41,9 @@ pub const KINDS: [&str; 16] = [
     "activity.paused",
     "activity.resumed",
     "activity.sync_state",
+    "calendar.created",
+    "calendar.updated",
+    "calendar.deleted",
     "alert.opened",
     "alert.resolved",
     "event.dispatched",
@@ -62,7 +65,7 @@ pub struct StreamQuery {
     #[param(value_type = Option<String>, format = Uuid)]
     pub activity_id: Option<String>,
     /// Comma-separated kinds (`run.created`) or families (`run`, `activity`,
-    /// `alert`, `event`); every kind when absent.
+    /// `calendar`, `alert`, `event`); every kind when absent.
     #[param(
         pattern = r"^(run|activity|alert|event)(\.[a-z_]+)?(,(run|activity|alert|event)(\.[a-z_]+)?)*$"
     )]
@@ -148,7 +151,7 @@ fn parse_kinds(text: &str) -> Result<Vec<String>, ApiError> {
                 Err(ApiError::bad_field(
                     "kinds",
                     format!(
-                        "`{k}` is not a kind: use run, activity, alert, event or one of {}",
+                        "`{k}` is not a kind: use run, activity, calendar, alert, event or one of {}",
                         KINDS.join(", ")
                     ),
                 ))

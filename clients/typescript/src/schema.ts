@@ -337,6 +337,101 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/calendars": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List calendars, newest first. */
+        get: operations["list_calendars"];
+        put?: never;
+        /** Create a calendar. */
+        post: operations["create_calendar"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/calendars/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one calendar. */
+        get: operations["get_calendar"];
+        /**
+         * Create or replace a calendar under a client-chosen ID.
+         * @description `If-Match` makes the replace conditional (412 on a stale version, or
+         *     when the calendar does not exist); `If-Match: *` requires that it exists.
+         */
+        put: operations["put_calendar"];
+        post?: never;
+        /** Delete a calendar. */
+        delete: operations["delete_calendar"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a calendar with a JSON merge patch (RFC 7386).
+         * @description The patch applies to the calendar's request form (what `PUT` takes; a
+         *     list such as `holidays` is replaced whole); the result is validated as a
+         *     whole. `null` removes a field (back to its default).
+         */
+        patch: operations["patch_calendar"];
+        trace?: never;
+    };
+    "/v1/calendars/{id}/days": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Each date of a range: a business day or not, and why (a weekend day, a
+         *     holiday and its name), added working days, and whether the date is past
+         *     the calendar's `covered_until`.
+         */
+        get: operations["list_days"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/calendars:import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a calendar from an iCalendar (RFC 5545) file of holidays.
+         * @description Each all-day `VEVENT` (`DTSTART;VALUE=DATE`) is a holiday named by its
+         *     `SUMMARY`, one per date up to `DTEND` (exclusive) or `DURATION`; a plain
+         *     yearly `RRULE` repeats it through `UNTIL`, `COUNT` or `covered_until`.
+         *     What would make the holidays wrong if ignored (an event with a time of
+         *     day, another recurrence rule, `RDATE`, no `SUMMARY`) is refused, the
+         *     problem naming the line; what can be left out (other components,
+         *     cancelled events, a date listed twice, dates after `covered_until`) is,
+         *     with a warning naming the line.
+         */
+        post: operations["import_calendar"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cloudevents": {
         parameters: {
             query?: never;
@@ -1035,6 +1130,36 @@ export interface components {
         BatchResponse: {
             items: components["schemas"]["BatchItemResponse"][];
         };
+        /**
+         * @description `[from, to)` in wall-clock time of the calendar's zone. A time the
+         *     clocks pass twice is its first occurrence for `from` and its second for
+         *     `to`; a time they skip is shifted forward by the gap.
+         */
+        Blackout: {
+            /** @example 2026-12-24T18:00:00 */
+            from: string;
+            name?: string | null;
+            /** @example 2026-12-27T06:00:00 */
+            to: string;
+        };
+        /** @description A blackout with its bounds as instants. */
+        BlackoutResponse: {
+            /**
+             * Format: date-time
+             * @description `to` as an instant.
+             */
+            ends_at: string;
+            /** @description Wall-clock start in the calendar's zone. */
+            from: string;
+            name?: string | null;
+            /**
+             * Format: date-time
+             * @description `from` as an instant.
+             */
+            starts_at: string;
+            /** @description Wall-clock end (exclusive) in the calendar's zone. */
+            to: string;
+        };
         /** @description Which of the activity's running runs to cancel, and how. */
         BulkCancelRequest: {
             /** @description Only answer which runs would be cancelled (outcome `matched`). */
@@ -1112,6 +1237,71 @@ export interface components {
              */
             more: boolean;
             results: components["schemas"]["BulkRunResult"][];
+        };
+        /** @description A calendar's dates from `from` through `to`. */
+        CalendarDays: {
+            /** Format: uuid */
+            calendar_id: string;
+            /** Format: date */
+            covered_until?: string | null;
+            days: components["schemas"]["Day"][];
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description A business calendar as a client writes it. */
+        CalendarRequest: {
+            /**
+             * @description Windows of wall-clock time in `timezone` in which nothing should
+             *     start.
+             */
+            blackouts?: components["schemas"]["Blackout"][];
+            /**
+             * @description The last date the calendar is known to be right, not before any date
+             *     it lists; after it only the weekend days are known, and answers that
+             *     look there say so. Absent: no limit.
+             */
+            covered_until?: string | null;
+            /** @description Dates that are not business days, each once. */
+            holidays?: components["schemas"]["Holiday"][];
+            /** @description Unique; 1 to 200 characters. */
+            name: string;
+            /**
+             * @description IANA time zone the blackouts' wall-clock times are read in (default
+             *     `UTC`).
+             */
+            timezone?: string | null;
+            /**
+             * @description Days of the week that are not business days, 0 = Sunday to 6 =
+             *     Saturday, each once, never all seven (default `[0, 6]`).
+             */
+            weekend_days?: number[] | null;
+            /**
+             * @description Weekend dates that are business days (a make-up Saturday), each once,
+             *     none a holiday.
+             */
+            working_days?: components["schemas"]["WorkingDay"][];
+        };
+        CalendarResponse: {
+            /** @description By start. */
+            blackouts: components["schemas"]["BlackoutResponse"][];
+            /** Format: date */
+            covered_until?: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description By date. */
+            holidays: components["schemas"]["Holiday"][];
+            /** Format: uuid */
+            id: string;
+            name: string;
+            timezone: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: int64 */
+            version: number;
+            /** @description 0 = Sunday to 6 = Saturday. */
+            weekend_days: number[];
+            /** @description By date. */
+            working_days: components["schemas"]["WorkingDay"][];
         };
         /** @description Why a run is cancelled, and how. */
         CancelRunRequest: {
@@ -1310,6 +1500,23 @@ export interface components {
              */
             type: "cron";
         };
+        /** @description One date of a calendar. */
+        Day: {
+            /** @description After `covered_until`: only the weekend days are known there. */
+            beyond_coverage: boolean;
+            /** @description `business` and `working_day` dates are business days. */
+            business_day: boolean;
+            /** Format: date */
+            date: string;
+            kind: components["schemas"]["DayKind"];
+            /** @description The holiday's or the added working day's name. */
+            name?: string | null;
+        };
+        /**
+         * @description What a date is in a calendar.
+         * @enum {string}
+         */
+        DayKind: "business" | "working_day" | "weekend" | "holiday";
         /**
          * @description A burst of events of one `key`, each within `period` of the one before,
          *     becomes one run of the burst's last event, started `period` after it; its
@@ -1616,6 +1823,25 @@ export interface components {
          * @enum {string}
          */
         HistoryTable: "change_log";
+        Holiday: {
+            /** @example 2026-07-03 */
+            date: string;
+            /** @example Independence Day (observed) */
+            name: string;
+        };
+        /** @description A calendar made from an iCalendar file. */
+        ImportResponse: {
+            calendar: components["schemas"]["CalendarResponse"];
+            /** @description The events that became holidays. */
+            events: number;
+            warnings: components["schemas"]["ImportWarning"][];
+        };
+        /** @description Something of an imported file that was left out, and where. */
+        ImportWarning: {
+            /** @description 1-based line of the file (0: the file as a whole). */
+            line: number;
+            message: string;
+        };
         IngestResponse: {
             dispatches: components["schemas"]["DispatchResponse"][];
             event_id: string;
@@ -1880,6 +2106,14 @@ export interface components {
          */
         Page_AlertResponse: {
             items: components["schemas"]["AlertResponse"][];
+            next_cursor?: string | null;
+        };
+        /**
+         * @description A page of results, newest first. Pass `next_cursor` back as `cursor` for
+         *     the next page; `null` means this is the last one.
+         */
+        Page_CalendarResponse: {
+            items: components["schemas"]["CalendarResponse"][];
             next_cursor?: string | null;
         };
         /**
@@ -2811,6 +3045,11 @@ export interface components {
              * @example https://hooks.example.com/acp
              */
             url: string;
+        };
+        WorkingDay: {
+            /** @example 2026-07-11 */
+            date: string;
+            name?: string | null;
         };
     };
     responses: never;
@@ -4431,6 +4670,761 @@ export interface operations {
             };
             /** @description No such alert */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_calendars: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 200 (default 50). */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of calendars */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_CalendarResponse"];
+                };
+            };
+            /** @description Bad parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_calendar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CalendarRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Its version */
+                    ETag?: string;
+                    /** @description The new calendar */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarResponse"];
+                };
+            };
+            /** @description Unreadable body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A calendar with this name exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_calendar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Calendar ID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calendar */
+            200: {
+                headers: {
+                    /** @description Its version */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarResponse"];
+                };
+            };
+            /** @description Bad ID */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such calendar */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    put_calendar: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version being replaced */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description Calendar ID, chosen by the client */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CalendarRequest"];
+            };
+        };
+        responses: {
+            /** @description Replaced */
+            200: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarResponse"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    ETag?: string;
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarResponse"];
+                };
+            };
+            /** @description Unreadable body or bad ID */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A calendar with this name exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Stale If-Match */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_calendar: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version being deleted */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description Calendar ID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad ID */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such calendar */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Stale If-Match */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patch_calendar: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version being patched */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description Calendar ID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Fields to change, in the shape of CalendarRequest */
+        requestBody: {
+            content: {
+                "application/merge-patch+json": Record<string, unknown>;
+            };
+        };
+        responses: {
+            /** @description Patched */
+            200: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarResponse"];
+                };
+            };
+            /** @description Unreadable patch or bad ID */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such calendar */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A calendar with this name exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Stale If-Match */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_days: {
+        parameters: {
+            query: {
+                /** @description First date listed. */
+                from: string;
+                /** @description Last date listed (at most 800 days after `from`). */
+                to: string;
+            };
+            header?: never;
+            path: {
+                /** @description Calendar ID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dates */
+            200: {
+                headers: {
+                    /** @description The calendar's version */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarDays"];
+                };
+            };
+            /** @description Bad parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such calendar */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid range */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    import_calendar: {
+        parameters: {
+            query?: {
+                /** @description The calendar's name (default: the file's `X-WR-CALNAME`). */
+                name?: string;
+                /** @description IANA time zone (default: the file's `X-WR-TIMEZONE`, else `UTC`). */
+                timezone?: string;
+                /**
+                 * @description Comma-separated days of the week that are not business days, 0 =
+                 *     Sunday to 6 = Saturday (default `0,6`).
+                 */
+                weekend_days?: string;
+                /**
+                 * @description The last date the calendar is known to be right (default: the 31st
+                 *     of December of the year of the file's latest event). Later dates are
+                 *     left out, with a warning.
+                 */
+                covered_until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description An iCalendar file */
+        requestBody: {
+            content: {
+                "text/calendar": string;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Its version */
+                    ETag?: string;
+                    /** @description The new calendar */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResponse"];
+                };
+            };
+            /** @description Unreadable body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A calendar with this name exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not text/calendar */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid fields */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6308,7 +7302,7 @@ export interface operations {
                 activity_id?: string;
                 /**
                  * @description Comma-separated kinds (`run.created`) or families (`run`, `activity`,
-                 *     `alert`, `event`); every kind when absent.
+                 *     `calendar`, `alert`, `event`); every kind when absent.
                  */
                 kinds?: string;
                 /**

@@ -925,6 +925,18 @@ describe("activity-control-plane through the generated TypeScript client", () =>
         assert.ok(JSON.stringify(bad).includes("bucket"));
     });
 
+    it("retention: the change log's partitions, today's among them, as a dry run", async () => {
+        const retention = ok(await acp.GET("/v1/retention"), 200);
+        const log = retention.tables.find((t) => t.table === "change_log");
+        assert.ok(log, "the change log is listed");
+        const now = Date.parse(retention.now);
+        assert.ok(
+            log.partitions.some((p) => Date.parse(p.from) <= now && now < Date.parse(p.to)),
+            "a partition holds today",
+        );
+        for (const p of log.partitions) assert.ok(Date.parse(p.from) < Date.parse(p.to), p.name);
+    });
+
     it("stream: a token, live changes, a reconnect with Last-Event-ID", async () => {
         const token = ok(await acp.POST("/v1/stream/tokens"), 201);
         assert.match(token.token, /^acps_[0-9a-f]{64}$/);
@@ -1033,6 +1045,80 @@ describe("activity-control-plane through the generated TypeScript client", () =>
         const deleted = await acp.DELETE("/v1/sources/{id}", { params: { path: { id } } });
         assert.equal(deleted.response.status, 204);
         problem(await acp.GET("/v1/sources/{id}", { params: { path: { id } } }), 404);
+    });
+
+    it("calendars: create, list, get, put, patch, days, import, delete", async () => {
+        const created = await acp.POST("/v1/calendars", {
+            body: {
+                name: `ts-calendar-${suffix}`,
+                holidays: [{ date: "2026-07-03", name: "Independence Day (observed)" }],
+                working_days: [{ date: "2026-07-11", name: "Make-up day" }],
+                covered_until: "2026-12-31",
+            },
+        });
+        const calendar = ok(created, 201);
+        const id = calendar.id;
+        assert.deepEqual(calendar.weekend_days, [0, 6]);
+        assert.ok(created.response.headers.get("location")?.endsWith(`/v1/calendars/${id}`));
+        const list = ok(await acp.GET("/v1/calendars", { params: { query: { limit: 100 } } }), 200);
+        assert.ok(list.items.some((c) => c.id === id));
+        const got = await acp.GET("/v1/calendars/{id}", { params: { path: { id } } });
+        assert.equal(ok(got, 200).name, calendar.name);
+        const etag = got.response.headers.get("etag") ?? "";
+        const replacement = {
+            name: calendar.name,
+            timezone: "America/New_York",
+            holidays: calendar.holidays,
+            working_days: calendar.working_days,
+            covered_until: "2026-12-31",
+        };
+        const put = ok(
+            await acp.PUT("/v1/calendars/{id}", { params: { path: { id }, header: { "If-Match": etag } }, body: replacement }),
+            200,
+        );
+        assert.equal(put.version, calendar.version + 1);
+        problem(
+            await acp.PUT("/v1/calendars/{id}", { params: { path: { id }, header: { "If-Match": etag } }, body: replacement }),
+            412,
+        );
+        const patched = ok(
+            await acp.PATCH("/v1/calendars/{id}", {
+                params: { path: { id }, header: { "If-Match": `"${put.version}"` } },
+                headers: { "content-type": "application/merge-patch+json" },
+                body: { covered_until: "2027-01-31" },
+            }),
+            200,
+        );
+        assert.equal(patched.covered_until, "2027-01-31");
+        const days = ok(
+            await acp.GET("/v1/calendars/{id}/days", {
+                params: { path: { id }, query: { from: "2026-07-03", to: "2026-07-11" } },
+            }),
+            200,
+        );
+        assert.equal(days.days[0]?.name, "Independence Day (observed)");
+        assert.equal(days.days[0]?.business_day, false);
+        assert.equal(days.days[8]?.kind, "working_day");
+
+        const ics = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//ts//EN\r\nBEGIN:VEVENT\r\nUID:1\r\n" +
+            "DTSTART;VALUE=DATE:20261225\r\nSUMMARY:Christmas Day\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
+        const imported = ok(
+            await acp.POST("/v1/calendars:import", {
+                params: { query: { name: `ts-import-${suffix}` } },
+                headers: { "content-type": "text/calendar" },
+                body: ics,
+                bodySerializer: (b: unknown) => String(b),
+            }),
+            201,
+        );
+        assert.equal(imported.events, 1);
+        assert.equal(imported.calendar.holidays[0]?.name, "Christmas Day");
+
+        for (const doomed of [id, imported.calendar.id]) {
+            const deleted = await acp.DELETE("/v1/calendars/{id}", { params: { path: { id: doomed } } });
+            assert.equal(deleted.response.status, 204);
+        }
+        problem(await acp.GET("/v1/calendars/{id}", { params: { path: { id } } }), 404);
     });
 
     it("subscriptions: create, list, get, deliveries, delete", async () => {

@@ -60,6 +60,7 @@ pub mod admission;
 pub mod alert;
 pub mod auth;
 pub mod backfill;
+pub mod business_calendar;
 pub mod calendar;
 pub mod change;
 pub mod cloudevent;

@@ -6,6 +6,7 @@
 pub mod activities;
 pub mod admission;
 pub mod alerts;
+pub mod calendars;
 pub mod changes;
 pub mod deliveries;
 mod dispatcher;
@@ -36,7 +37,8 @@ use sqlx::PgPool;
 
 use acp_domain::FieldError;
 use acp_store::{
-    ActivityStore, AlertStore, EventStore, FlowStore, NotificationStore, RunStore, SourceStore,
+    ActivityStore, AlertStore, CalendarStore, EventStore, FlowStore, NotificationStore, RunStore,
+    SourceStore,
 };
 use acp_temporal::{GatewayError, TemporalGateway};
 
@@ -47,6 +49,7 @@ pub use acp_store::{StoreError, StoreResult};
 
 pub use activities::Activities;
 pub use alerts::Alerts;
+pub use calendars::Calendars;
 pub use events::EventIntake;
 pub use flow::FlowControl;
 pub use keys::Keys;
@@ -127,6 +130,7 @@ pub struct Services {
     pub events: EventIntake,
     pub sources: Sources,
     pub alerts: Alerts,
+    pub calendars: Calendars,
     pub notifications: Notifications,
     pub flow: FlowControl,
     /// The background duties this process carries, and its role in each.
@@ -157,6 +161,7 @@ impl Services {
             runs: Runs::new(activities.clone(), run_store),
             sources: Sources::new(SourceStore::new(pool.clone()), events.clone()),
             alerts: Alerts::new(AlertStore::new(pool.clone()), activities.store().clone()),
+            calendars: Calendars::new(CalendarStore::new(pool.clone())),
             notifications: Notifications::new(
                 NotificationStore::new(pool.clone()),
                 gateway.clone(),

@@ -2,6 +2,7 @@
 
 pub mod activities;
 pub mod alerts;
+pub mod calendars;
 pub mod changes;
 pub mod events;
 pub mod flow;
@@ -25,6 +26,7 @@ use sqlx::postgres::PgPoolOptions;
 
 pub use activities::ActivityStore;
 pub use alerts::AlertStore;
+pub use calendars::CalendarStore;
 pub use events::EventStore;
 pub use flow::FlowStore;
 pub use keys::KeyStore;
@@ -92,6 +94,8 @@ fn conflict_message(constraint: Option<&str>) -> &'static str {
         Some("events_pkey") => "an event with this ID exists",
         Some("sources_name_key") => "a source with this name exists",
         Some("sources_pkey") => "a source with this ID exists",
+        Some("calendars_name_key") => "a calendar with this name exists",
+        Some("calendars_pkey") => "a calendar with this ID exists",
         _ => "the request conflicts with data that already exists",
     }
 }

@@ -1,0 +1,132 @@
+//! Business calendars: their definitions, versioned, and the day-by-day
+//! view of one.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use uuid::Uuid;
+
+use super::{Error, Result, found};
+use acp_domain::business_calendar::{
+    BusinessCalendar, CalendarInput, CalendarRecord, DayStatus, ImportOptions, ImportWarning,
+    import_ical,
+};
+use acp_domain::query::Expect;
+use acp_store::{CalendarStore, StoreError};
+
+/// The longest range `days` lists: a little over two years, enough for a
+/// year grid and its neighbours.
+pub const MAX_DAYS: i64 = 800;
+
+/// A calendar read from an iCalendar file and stored.
+#[derive(Debug, Clone)]
+pub struct ImportedCalendar {
+    pub record: CalendarRecord,
+    pub events: usize,
+    pub warnings: Vec<ImportWarning>,
+}
+
+#[derive(Clone)]
+pub struct Calendars {
+    store: CalendarStore,
+}
+
+impl Calendars {
+    pub fn new(store: CalendarStore) -> Self {
+        Self { store }
+    }
+
+    pub async fn create(&self, calendar: &BusinessCalendar) -> Result<CalendarRecord> {
+        Ok(self.store.create(Uuid::new_v4(), calendar).await?)
+    }
+
+    /// Reads holidays from an iCalendar file into a new calendar.
+    pub async fn import(&self, text: &str, options: &ImportOptions) -> Result<ImportedCalendar> {
+        let imported = import_ical(text, options).map_err(Error::Invalid)?;
+        let record = self.create(&imported.calendar).await?;
+        Ok(ImportedCalendar {
+            record,
+            events: imported.events,
+            warnings: imported.warnings,
+        })
+    }
+
+    pub async fn get(&self, id: Uuid) -> Result<CalendarRecord> {
+        found(self.store.get(id).await, "calendar")
+    }
+
+    pub async fn list(
+        &self,
+        after: Option<(DateTime<Utc>, Uuid)>,
+        limit: i64,
+    ) -> Result<Vec<CalendarRecord>> {
+        Ok(self.store.list(after, limit).await?)
+    }
+
+    /// Creates or replaces the calendar under a client-chosen ID. With a
+    /// precondition (`If-Match`) it must exist, at that version when one is
+    /// named. Whether it was created comes back with it.
+    pub async fn put(
+        &self,
+        id: Uuid,
+        calendar: &BusinessCalendar,
+        expect: Expect,
+    ) -> Result<(CalendarRecord, bool)> {
+        match expect {
+            Expect::Anything => Ok(self.store.upsert(id, calendar).await?),
+            _ => Ok((self.store.update(id, expect, calendar).await?, false)),
+        }
+    }
+
+    /// Replaces the calendar with what `apply` makes of its current form (a
+    /// merge patch), at the version it was made from. `apply` may fail with
+    /// the caller's own error type.
+    pub async fn patch<E: From<Error>>(
+        &self,
+        id: Uuid,
+        expect: Expect,
+        apply: impl FnOnce(CalendarInput) -> std::result::Result<BusinessCalendar, E>,
+    ) -> std::result::Result<CalendarRecord, E> {
+        let current = self.get(id).await?;
+        if let Expect::Version(v) = expect
+            && v != current.version
+        {
+            return Err(Error::from(StoreError::VersionMismatch {
+                current: current.version,
+            })
+            .into());
+        }
+        let calendar = apply(current.calendar.to_input())?;
+        Ok(self
+            .store
+            .update(id, Expect::Version(current.version), &calendar)
+            .await
+            .map_err(Error::from)?)
+    }
+
+    pub async fn delete(&self, id: Uuid, expect: Expect) -> Result<()> {
+        found(self.store.delete(id, expect).await, "calendar")
+    }
+
+    /// Each date of `[from, to]` in the calendar, with the calendar.
+    pub async fn days(
+        &self,
+        id: Uuid,
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> Result<(CalendarRecord, Vec<DayStatus>)> {
+        if to < from {
+            return Err(Error::invalid(
+                "to",
+                format!("{to} is before `from` ({from})"),
+            ));
+        }
+        if (to - from).num_days() >= MAX_DAYS {
+            return Err(Error::invalid(
+                "to",
+                format!("at most {MAX_DAYS} days from `from`"),
+            ));
+        }
+        let record = self.get(id).await?;
+        let days = record.calendar.days(from, to);
+        Ok((record, days))
+    }
+}

@@ -1,0 +1,290 @@
+//! `calendars`: business calendars, each kept whole in its row (the dates
+//! as JSONB in the form a client writes them) at a version.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use super::{StoreError, StoreResult};
+use acp_domain::business_calendar::{
+    BlackoutInput, BusinessCalendar, CalendarInput, CalendarRecord, HolidayInput, WorkingDayInput,
+};
+use acp_domain::query::Expect;
+
+/// A `calendars` row, read into the domain's [`CalendarRecord`].
+struct CalendarRow {
+    id: Uuid,
+    name: String,
+    timezone: String,
+    weekend_days: Vec<i16>,
+    holidays: serde_json::Value,
+    working_days: serde_json::Value,
+    blackouts: serde_json::Value,
+    covered_until: Option<NaiveDate>,
+    version: i64,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<CalendarRow> for CalendarRecord {
+    type Error = StoreError;
+
+    fn try_from(row: CalendarRow) -> StoreResult<Self> {
+        let id = row.id;
+        let broken =
+            |what: String| StoreError::Other(anyhow::anyhow!("calendar {id} as stored: {what}"));
+        let holidays: Vec<HolidayInput> =
+            serde_json::from_value(row.holidays).map_err(|e| broken(e.to_string()))?;
+        let working_days: Vec<WorkingDayInput> =
+            serde_json::from_value(row.working_days).map_err(|e| broken(e.to_string()))?;
+        let blackouts: Vec<BlackoutInput> =
+            serde_json::from_value(row.blackouts).map_err(|e| broken(e.to_string()))?;
+        let input = CalendarInput {
+            name: row.name,
+            timezone: Some(row.timezone),
+            weekend_days: Some(row.weekend_days.into_iter().map(i64::from).collect()),
+            holidays,
+            working_days,
+            blackouts,
+            covered_until: row.covered_until.map(|d| d.to_string()),
+        };
+        let calendar =
+            BusinessCalendar::parse(&input).map_err(|errors| broken(format!("{errors:?}")))?;
+        Ok(Self {
+            id,
+            calendar,
+            version: row.version,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+/// A calendar's columns as written.
+struct Columns {
+    name: String,
+    timezone: &'static str,
+    weekend_days: Vec<i16>,
+    holidays: serde_json::Value,
+    working_days: serde_json::Value,
+    blackouts: serde_json::Value,
+    covered_until: Option<NaiveDate>,
+}
+
+fn columns(calendar: &BusinessCalendar) -> StoreResult<Columns> {
+    let input = calendar.to_input();
+    let json = |value: serde_json::Result<serde_json::Value>| {
+        value.map_err(|e| StoreError::Other(e.into()))
+    };
+    Ok(Columns {
+        name: input.name,
+        timezone: calendar.timezone().name(),
+        weekend_days: calendar
+            .weekend_days()
+            .numbers()
+            .into_iter()
+            .map(i16::from)
+            .collect(),
+        holidays: json(serde_json::to_value(&input.holidays))?,
+        working_days: json(serde_json::to_value(&input.working_days))?,
+        blackouts: json(serde_json::to_value(&input.blackouts))?,
+        covered_until: calendar.covered_until(),
+    })
+}
+
+fn expected_version(expect: Expect) -> Option<i64> {
+    match expect {
+        Expect::Version(v) => Some(v),
+        _ => None,
+    }
+}
+
+#[derive(Clone)]
+pub struct CalendarStore {
+    pool: PgPool,
+}
+
+impl CalendarStore {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    pub async fn create(
+        &self,
+        id: Uuid,
+        calendar: &BusinessCalendar,
+    ) -> StoreResult<CalendarRecord> {
+        let c = columns(calendar)?;
+        sqlx::query_as!(
+            CalendarRow,
+            "INSERT INTO calendars (id, name, timezone, weekend_days, holidays, working_days,
+                 blackouts, covered_until)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             RETURNING id, name, timezone, weekend_days, holidays, working_days, blackouts,
+                 covered_until, version, created_at, updated_at",
+            id,
+            c.name,
+            c.timezone,
+            &c.weekend_days,
+            c.holidays,
+            c.working_days,
+            c.blackouts,
+            c.covered_until,
+        )
+        .fetch_one(&self.pool)
+        .await?
+        .try_into()
+    }
+
+    pub async fn get(&self, id: Uuid) -> StoreResult<CalendarRecord> {
+        sqlx::query_as!(
+            CalendarRow,
+            "SELECT id, name, timezone, weekend_days, holidays, working_days, blackouts,
+                 covered_until, version, created_at, updated_at
+             FROM calendars WHERE id = $1",
+            id,
+        )
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::NotFound)?
+        .try_into()
+    }
+
+    /// Newest first, after the keyset `after`.
+    pub async fn list(
+        &self,
+        after: Option<(DateTime<Utc>, Uuid)>,
+        limit: i64,
+    ) -> StoreResult<Vec<CalendarRecord>> {
+        let (at, id) = after.unzip();
+        sqlx::query_as!(
+            CalendarRow,
+            "SELECT id, name, timezone, weekend_days, holidays, working_days, blackouts,
+                 covered_until, version, created_at, updated_at
+             FROM calendars
+             WHERE $1::timestamptz IS NULL OR (created_at, id) < ($1, $2)
+             ORDER BY created_at DESC, id DESC LIMIT $3",
+            at,
+            id,
+            limit,
+        )
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(TryInto::try_into)
+        .collect()
+    }
+
+    /// Creates the calendar under `id`, or replaces it at a new version:
+    /// whether it was created comes back with it.
+    pub async fn upsert(
+        &self,
+        id: Uuid,
+        calendar: &BusinessCalendar,
+    ) -> StoreResult<(CalendarRecord, bool)> {
+        let c = columns(calendar)?;
+        let row = sqlx::query!(
+            r#"INSERT INTO calendars AS c (id, name, timezone, weekend_days, holidays, working_days,
+                 blackouts, covered_until)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone,
+                 weekend_days = EXCLUDED.weekend_days, holidays = EXCLUDED.holidays,
+                 working_days = EXCLUDED.working_days, blackouts = EXCLUDED.blackouts,
+                 covered_until = EXCLUDED.covered_until, version = c.version + 1, updated_at = now()
+             RETURNING id, name, timezone, weekend_days, holidays, working_days, blackouts,
+                 covered_until, version, created_at, updated_at, (xmax = 0) AS "created!""#,
+            id,
+            c.name,
+            c.timezone,
+            &c.weekend_days,
+            c.holidays,
+            c.working_days,
+            c.blackouts,
+            c.covered_until,
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        let created = row.created;
+        let record = CalendarRow {
+            id: row.id,
+            name: row.name,
+            timezone: row.timezone,
+            weekend_days: row.weekend_days,
+            holidays: row.holidays,
+            working_days: row.working_days,
+            blackouts: row.blackouts,
+            covered_until: row.covered_until,
+            version: row.version,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        };
+        Ok((record.try_into()?, created))
+    }
+
+    /// Replaces the calendar when it is at the version `expect` names (any
+    /// version for `Expect::Exists`); absent, it is a version mismatch.
+    pub async fn update(
+        &self,
+        id: Uuid,
+        expect: Expect,
+        calendar: &BusinessCalendar,
+    ) -> StoreResult<CalendarRecord> {
+        let c = columns(calendar)?;
+        let updated = sqlx::query_as!(
+            CalendarRow,
+            "UPDATE calendars SET name = $2, timezone = $3, weekend_days = $4, holidays = $5,
+                 working_days = $6, blackouts = $7, covered_until = $8,
+                 version = version + 1, updated_at = now()
+             WHERE id = $1 AND ($9::bigint IS NULL OR version = $9)
+             RETURNING id, name, timezone, weekend_days, holidays, working_days, blackouts,
+                 covered_until, version, created_at, updated_at",
+            id,
+            c.name,
+            c.timezone,
+            &c.weekend_days,
+            c.holidays,
+            c.working_days,
+            c.blackouts,
+            c.covered_until,
+            expected_version(expect),
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        match updated {
+            Some(row) => row.try_into(),
+            None => Err(self.mismatch(id).await),
+        }
+    }
+
+    /// Why a conditional write touched nothing: the current version, or
+    /// version 0 for a calendar that is not there.
+    async fn mismatch(&self, id: Uuid) -> StoreError {
+        match sqlx::query_scalar!("SELECT version FROM calendars WHERE id = $1", id)
+            .fetch_optional(&self.pool)
+            .await
+        {
+            Ok(current) => StoreError::VersionMismatch {
+                current: current.unwrap_or(0),
+            },
+            Err(err) => err.into(),
+        }
+    }
+
+    pub async fn delete(&self, id: Uuid, expect: Expect) -> StoreResult<()> {
+        let deleted = sqlx::query!(
+            "DELETE FROM calendars WHERE id = $1 AND ($2::bigint IS NULL OR version = $2)",
+            id,
+            expected_version(expect),
+        )
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        if deleted > 0 {
+            return Ok(());
+        }
+        match self.mismatch(id).await {
+            StoreError::VersionMismatch { current: 0 } => Err(StoreError::NotFound),
+            other => Err(other),
+        }
+    }
+}
