@@ -1,5 +1,5 @@
 """Encodes CloudEvents into HTTP requests with the CloudEvents Python SDK
-(PyPI `cloudevents`, pinned in scripts/lib.sh), for tests/cloudevents.rs:
+(PyPI `cloudevents`, pinned in scripts/lib/services.sh), for tests/cloudevents.rs:
 an encoder independent of this service decides what the three HTTP modes
 look like on the wire.
 

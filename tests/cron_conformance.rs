@@ -1,4 +1,4 @@
-//! Our cron times against croniter's (PyPI, pinned in scripts/lib.sh), for
+//! Our cron times against croniter's (PyPI, pinned in scripts/lib/services.sh), for
 //! Quartz's day forms and a few ordinary expressions, in six zones (one in
 //! the southern hemisphere with midnight changes, Santiago, and Lord Howe
 //! with its 30-minute change) over five years, under every DST policy.
