@@ -137,14 +137,17 @@ async fn the_duty_drops_old_partitions_under_load(pool: PgPool) {
             })
         })
         .collect();
-    // A reader pages the log as the stream's replay does, from the start.
+    // A reader pages the log as the stream's replay does, from the start,
+    // until every writer has committed its last change (a writer that sees
+    // `stop` may still be inside its transaction).
+    let written_all = Arc::new(AtomicBool::new(false));
     let reader = {
         let store = ChangeStore::new(pool.clone());
-        let stop = stop.clone();
+        let written_all = written_all.clone();
         tokio::spawn(async move {
             let (mut after, mut seen) = (0i64, Vec::new());
             loop {
-                let done = stop.load(Ordering::SeqCst);
+                let done = written_all.load(Ordering::SeqCst);
                 let page = store
                     .after(after, 100)
                     .await
@@ -184,6 +187,7 @@ async fn the_duty_drops_old_partitions_under_load(pool: PgPool) {
         assert!(longest < 5.0, "no writer waits on the drop: {longest} s");
         written += n;
     }
+    written_all.store(true, Ordering::SeqCst);
     // Every write is sequenced into the log, and the reader saw each once.
     eventually(Duration::from_secs(20), || async {
         let (n,): (i64,) =
