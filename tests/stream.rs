@@ -97,14 +97,14 @@ async fn log_seqs(pool: &PgPool) -> Vec<(i64, String)> {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Three clients follow the stream while 500 event runs execute; the
+/// Three clients follow the stream while 300 event runs execute; the
 /// service is killed -9 mid-stream and started again; each client
 /// reconnects with `Last-Event-ID`. Every client saw exactly the change
 /// log, in order, nothing missing or doubled, the runs' final states among
 /// it.
 #[sqlx::test(migrations = "./migrations")]
 async fn three_clients_see_the_whole_log_across_a_kill_9(pool: PgPool) {
-    const EVENTS: usize = 500;
+    const EVENTS: usize = 300;
     let temporal = shared_temporal();
     let namespace = new_namespace(&temporal.address()).await;
     let env = [("ACP_AUTH_DISABLED", "true")];
@@ -135,7 +135,7 @@ async fn three_clients_see_the_whole_log_across_a_kill_9(pool: PgPool) {
         })
         .collect();
 
-    // 500 events, each sent until some service accepts it.
+    // The events, each sent until some service accepts it.
     let burst = {
         let base = base.clone();
         let events = (0..EVENTS)

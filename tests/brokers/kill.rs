@@ -6,7 +6,7 @@ use super::*;
 /// `acp serve` consuming is killed with SIGKILL mid-stream and started
 /// again: every published event has exactly one run, none lost, none doubled.
 async fn kill_mid_stream(pool: PgPool, broker: Broker) {
-    const EVENTS: usize = 400;
+    const EVENTS: usize = 250;
     let server = shared_temporal();
     let namespace = new_namespace(&server.address()).await;
     let token = cli_key(&pool, "admin");
