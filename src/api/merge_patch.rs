@@ -1,4 +1,34 @@
-//! JSON merge patch (RFC 7386), the body of `PATCH /v1/activities/{id}`.
+//! JSON merge patch (RFC 7386), the body of every `PATCH` of a resource.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::api::error::ApiError;
+use crate::api::extract::from_json_value;
+
+/// A `PATCH` body must be an object: RFC 7386 lets any other value replace
+/// the whole document, which no resource here accepts.
+pub fn require_object(patch: &serde_json::Value) -> Result<(), ApiError> {
+    if patch.is_object() {
+        Ok(())
+    } else {
+        Err(ApiError::bad_field(
+            "body",
+            "a merge patch must be a JSON object",
+        ))
+    }
+}
+
+/// `current` (a resource in its request form) with `patch` merged in, read
+/// back as a request, with errors naming the field.
+pub fn patched<R: DeserializeOwned>(
+    current: impl Serialize,
+    patch: &serde_json::Value,
+) -> Result<R, ApiError> {
+    let mut document = serde_json::to_value(current).map_err(|e| ApiError::Internal(e.into()))?;
+    merge_patch(&mut document, patch);
+    from_json_value(document)
+}
 
 /// RFC 7386: objects merge key by key, `null` deletes, anything else replaces.
 pub fn merge_patch(target: &mut serde_json::Value, patch: &serde_json::Value) {

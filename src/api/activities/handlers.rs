@@ -11,10 +11,8 @@ use super::model::{ActivityRequest, ActivityResponse, render, request_of};
 use super::trigger_model::parse_trigger_type;
 use crate::api::AppState;
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::extract::{
-    ApiQuery, IdParam, JsonBody, etag, from_json_value, idempotency_key, if_match,
-};
-use crate::api::merge_patch::merge_patch;
+use crate::api::extract::{ApiQuery, IdParam, JsonBody, etag, idempotency_key, if_match};
+use crate::api::merge_patch::{patched, require_object};
 use crate::api::pagination::{Cursor, Listing, Page, page};
 use crate::api::problems;
 use acp_domain::activity::Activity;
@@ -371,20 +369,12 @@ pub async fn patch_activity(
     JsonBody(patch): JsonBody<serde_json::Value>,
 ) -> ApiResult<Response> {
     let expect = if_match(&headers)?;
-    if !patch.is_object() {
-        return Err(ApiError::bad_field(
-            "body",
-            "a merge patch must be a JSON object",
-        ));
-    }
+    require_object(&patch)?;
     let written = state
         .services
         .activities
         .patch(id, expect, |current| {
-            let mut document = serde_json::to_value(request_of(current))
-                .map_err(|e| ApiError::Internal(e.into()))?;
-            merge_patch(&mut document, &patch);
-            parse_definition(from_json_value(document)?)
+            parse_definition(patched(request_of(current), &patch)?)
         })
         .await?;
     Ok(respond_written(written))

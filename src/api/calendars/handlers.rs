@@ -14,8 +14,8 @@ use uuid::Uuid;
 use super::model::{CalendarRequest, CalendarResponse, render};
 use crate::api::AppState;
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::extract::{IdParam, JsonBody, etag, from_json_value, if_match};
-use crate::api::merge_patch::merge_patch;
+use crate::api::extract::{IdParam, JsonBody, etag, if_match};
+use crate::api::merge_patch::{patched, require_object};
 use crate::api::pagination::{Cursor, Listing, Page, page};
 use crate::api::problems;
 use acp_domain::business_calendar::{BusinessCalendar, CalendarRecord};
@@ -229,21 +229,11 @@ pub async fn patch_calendar(
     JsonBody(patch): JsonBody<serde_json::Value>,
 ) -> ApiResult<Response> {
     let expect = if_match(&headers)?;
-    if !patch.is_object() {
-        return Err(ApiError::bad_field(
-            "body",
-            "a merge patch must be a JSON object",
-        ));
-    }
+    require_object(&patch)?;
     let record = state
         .services
         .calendars
-        .patch(id, expect, |current| {
-            let mut document =
-                serde_json::to_value(current).map_err(|e| ApiError::Internal(e.into()))?;
-            merge_patch(&mut document, &patch);
-            parse(from_json_value(document)?)
-        })
+        .patch(id, expect, |current| parse(patched(current, &patch)?))
         .await?;
     Ok(respond(StatusCode::OK, record))
 }

@@ -14,8 +14,8 @@ use uuid::Uuid;
 use super::schema::SourceRequestDoc;
 use crate::api::AppState;
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::extract::{IdParam, JsonBody, etag, from_json_value, if_match};
-use crate::api::merge_patch::merge_patch;
+use crate::api::extract::{IdParam, JsonBody, etag, if_match};
+use crate::api::merge_patch::{patched, require_object};
 use crate::api::pagination::{Cursor, Listing, Page, page};
 use crate::api::problems;
 use acp_domain::FieldError;
@@ -347,22 +347,16 @@ pub async fn patch_source(
     JsonBody(patch): JsonBody<serde_json::Value>,
 ) -> ApiResult<Response> {
     let expect = if_match(&headers)?;
-    if !patch.is_object() {
-        return Err(ApiError::bad_field(
-            "body",
-            "a merge patch must be a JSON object",
-        ));
-    }
+    require_object(&patch)?;
     let (current, _) = state.services.sources.get(id).await?;
-    let mut document = serde_json::json!({
+    let document = serde_json::json!({
         "name": current.name,
         "kind": current.kind,
         "config": current.config,
         "secret_ref": current.secret_ref,
         "enabled": current.enabled,
     });
-    merge_patch(&mut document, &patch);
-    let request: SourceRequest = from_json_value(document)?;
+    let request: SourceRequest = patched(document, &patch)?;
     let input = parse(request)?;
     let source = state.services.sources.update(id, expect, &input).await?;
     let version = source.version;
