@@ -210,17 +210,25 @@ async fn acp_api_notices_a_stopped_worker(pool: PgPool) {
     let created = app.create(&every_two_seconds("api-process")).await;
     let id = created["id"].as_str().unwrap_or_default().to_owned();
     first_success(&app, &id).await;
-    worker.stop().await;
+    stop_between_runs(&app, &id, worker).await;
     let alert = open_alert_of_kind(&app, &id, "late_start", Duration::from_secs(30)).await;
-    // The figure is served by the process that evaluated.
-    let text = reqwest::get(format!("{}/metrics", api.base))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .text()
-        .await
-        .unwrap_or_default();
+    // The figure is served by the process that evaluated. It sets the gauge
+    // after the alert's row commits, which the test may read first.
     let gauge = format!("acp_alerts_open{{activity=\"{id}\",kind=\"late_start\"}} 1");
-    assert!(text.lines().any(|l| l == gauge), "{alert}\n{}", api.log());
+    let served = tokio::time::timeout(Duration::from_secs(15), async {
+        loop {
+            let text = match reqwest::get(format!("{}/metrics", api.base)).await {
+                Ok(response) => response.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            if text.lines().any(|l| l == gauge) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await;
+    assert!(served.is_ok(), "{alert}\n{}", api.log());
     let _ = app
         .patch(&format!("/v1/activities/{id}"), &json!({"enabled": false}))
         .await;
