@@ -2,7 +2,7 @@
 // brings back the key prompt.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { api, CONSOLE, launch, READ, signedIn, sink, uniq, until } from "./lib.mjs";
+import { api, CONSOLE, launch, READ, SERVICE, signedIn, sink, uniq, until } from "./lib.mjs";
 
 let browser;
 let hooks;
@@ -45,6 +45,7 @@ test("a read-only key sees no write action", async () => {
     await page.locator(`tr[data-activity="${activity.id}"]`).waitFor();
     await page.getByText(/· read$/).waitFor();
     assert.deepEqual(await writeActions(page), []);
+    assert.equal(await page.getByRole("link", { name: "API keys" }).count(), 0, "keys are an admin's");
 
     await page.goto(`${CONSOLE}/activities/${activity.id}`);
     await page.getByRole("heading", { name: activity.name, level: 1 }).waitFor();
@@ -99,5 +100,38 @@ test("a revoked key returns to the key prompt", async () => {
     await prompt.waitFor();
     await page.getByText(/refused/).waitFor();
     assert.equal(await page.evaluate(() => sessionStorage.getItem("acp.console.token")), null, "the key is forgotten");
+    await page.context().close();
+});
+
+test("an admin creates a key, sees its token once, and revokes it", async () => {
+    const page = await signedIn(browser);
+    await page.goto(`${CONSOLE}/activities`);
+    await page.getByRole("link", { name: "API keys" }).click();
+    await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+    const name = uniq("e2e-console-key");
+    await page.getByLabel("Name").fill(name);
+    await page.getByLabel("Scope").selectOption("read");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const token = (await page.getByTestId("token").innerText()).trim();
+    // The token works, with the scope chosen.
+    const session = await fetch(`${SERVICE}/v1/session`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(session.status, 200);
+    assert.equal((await session.json()).scope, "read");
+    const key = (await api("/v1/keys")).items.find((k) => k.name === name);
+    assert.ok(key, "the key is listed by the API");
+    const row = page.locator(`tr[data-key="${key.id}"]`);
+    await row.getByText("active").waitFor();
+    // Shown once: after a reload only the digest remains, never the token.
+    await page.reload();
+    await row.waitFor();
+    assert.equal(await page.getByTestId("token").count(), 0);
+    assert.ok(!(await page.content()).includes(token));
+
+    await row.getByRole("button", { name: `Revoke ${name}` }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();
+    await page.locator(`tr[data-key="${key.id}"][data-revoked="true"]`).waitFor();
+    const refused = await fetch(`${SERVICE}/v1/session`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(refused.status, 401);
+    assert.deepEqual(page.errors, []);
     await page.context().close();
 });

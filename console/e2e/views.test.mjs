@@ -135,6 +135,7 @@ test("alerts", () => check("alerts", "/alerts"));
 test("subscriptions", () => check("subscriptions", "/subscriptions", (p) => p.getByRole("link", { name: subscription.url }).first().waitFor()));
 test("subscription", () => check("subscription", `/subscriptions/${subscription.id}`, (p) => p.getByRole("heading", { name: "Deliveries" }).waitFor()));
 test("settings", () => check("settings", "/settings"));
+test("keys", () => check("keys", "/keys", (p) => p.getByRole("button", { name: "Create key" }).waitFor()));
 test("key prompt", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const p = await context.newPage();

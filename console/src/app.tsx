@@ -1,6 +1,6 @@
 import type { JSX } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { auth, signIn, signOut, storedToken } from "./api";
+import { auth, can, signIn, signOut, storedToken } from "./api";
 import { href, Link, match, navigate, useLoc } from "./router";
 import { useSignal } from "./signal";
 import { live, startStream, stopStream } from "./stream";
@@ -14,6 +14,7 @@ import { SourcesView, SourceView } from "./views/sources";
 import { AlertsView } from "./views/alerts";
 import { SubscriptionsView, SubscriptionView } from "./views/subscriptions";
 import { SettingsView } from "./views/settings";
+import { KeysView } from "./views/keys";
 
 const NAV: [string, string][] = [
     ["/activities", "Activities"],
@@ -23,6 +24,8 @@ const NAV: [string, string][] = [
     ["/alerts", "Alerts"],
     ["/subscriptions", "Subscriptions"],
 ];
+/** Views only an admin key can use. */
+const ADMIN_NAV: [string, string][] = [["/keys", "API keys"]];
 
 export function App(): JSX.Element {
     const a = useSignal(auth);
@@ -143,7 +146,7 @@ function Shell(): JSX.Element {
                 </button>
                 <nav id="nav" aria-label="Main" class={menu ? "open" : ""}>
                     <ul>
-                        {NAV.map(([p, label]) => (
+                        {[...NAV, ...(can("admin") ? ADMIN_NAV : [])].map(([p, label]) => (
                             <li key={p}>
                                 <Link href={href(p)} aria-current={section === p ? "page" : undefined}>
                                     {label}
@@ -191,6 +194,7 @@ function Routes(): JSX.Element {
     if (match("/subscriptions", path)) return <SubscriptionsView />;
     if ((m = match("/subscriptions/:id", path))) return <SubscriptionView id={m["id"]!} key={m["id"]} />;
     if (match("/settings", path)) return <SettingsView />;
+    if (match("/keys", path)) return <KeysView />;
     return (
         <section>
             <h1>Not found</h1>
