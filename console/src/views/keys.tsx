@@ -1,6 +1,6 @@
 import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { can, type Scope } from "../api";
+import { auth, can, type Scope } from "../api";
 import { createKey, revokeKey, useKeys, type CreatedKey, type Key } from "../api/keys";
 import { fmtTime, relative } from "../format";
 import { Dialog, ErrorBox, Loading, useListZone } from "../ui";
@@ -179,6 +179,9 @@ function RevokeDialog({ k, onClose, onRevoked }: { k: Key; onClose: () => void; 
     return (
         <Dialog title={`Revoke ${k.name}?`} onClose={onClose}>
             <p>Every request with this key is refused from now on, and its open change streams close. This cannot be undone: the caller needs a new key.</p>
+            {auth.value.state === "in" && auth.value.session.key?.id === k.id && (
+                <p class="warn">This is the key this console is signed in with: you will be asked for another one.</p>
+            )}
             <ErrorBox error={err ?? undefined} />
             <div class="actions">
                 <button
