@@ -8,7 +8,8 @@ import { api, ARTEFACTS, axe, CONSOLE, launch, screenshots, signedIn, sink, uniq
 let browser;
 let page;
 let hooks;
-const made = { activities: [], sources: [], subscriptions: [] };
+const made = { activities: [], sources: [], subscriptions: [], calendars: [] };
+let calendar;
 let scheduled;
 let run;
 let eventId;
@@ -46,6 +47,22 @@ before(async () => {
         body: { name: uniq("e2e-nats"), kind: "nats", config: { url: "nats://127.0.0.1:1", stream: "E2E", durable: "e2e" }, enabled: false },
     });
     made.sources.push(source.id);
+    const year = new Date().getUTCFullYear();
+    calendar = await api("/v1/calendars", {
+        method: "POST",
+        body: {
+            name: uniq("e2e-views-calendar"),
+            timezone: "Europe/Berlin",
+            holidays: [
+                { date: `${year}-01-01`, name: "New Year's Day" },
+                { date: `${year}-05-01`, name: "Labour Day" },
+            ],
+            working_days: [{ date: `${year}-06-13`, name: "Make-up Saturday" }],
+            blackouts: [{ from: `${year}-08-01T18:00`, to: `${year}-08-03T06:00`, name: "Data-centre move" }],
+            covered_until: `${year}-10-31`,
+        },
+    });
+    made.calendars.push(calendar.id);
     // A succeeded and a failed run, then let the webhook succeed again.
     const runs = async (status) => (await api(`/v1/runs?activity_id=${scheduled.id}&status=${status}`)).items;
     await until(async () => (await runs("succeeded")).length >= 1, { what: "a succeeded run" });
@@ -60,6 +77,7 @@ after(async () => {
     for (const id of made.activities) await api(`/v1/activities/${id}`, { method: "DELETE", ok: false }).catch(() => {});
     for (const id of made.subscriptions) await api(`/v1/subscriptions/${id}`, { method: "DELETE", ok: false }).catch(() => {});
     for (const id of made.sources) await api(`/v1/sources/${id}`, { method: "DELETE", ok: false }).catch(() => {});
+    for (const id of made.calendars) await api(`/v1/calendars/${id}`, { method: "DELETE", ok: false }).catch(() => {});
     await browser?.close();
     await hooks?.close();
 });
@@ -135,6 +153,8 @@ test("alerts", () => check("alerts", "/alerts"));
 test("subscriptions", () => check("subscriptions", "/subscriptions", (p) => p.getByRole("link", { name: subscription.url }).first().waitFor()));
 test("subscription", () => check("subscription", `/subscriptions/${subscription.id}`, (p) => p.getByRole("heading", { name: "Deliveries" }).waitFor()));
 test("settings", () => check("settings", "/settings"));
+test("calendars", () => check("calendars", "/calendars", (p) => p.getByRole("link", { name: calendar.name }).waitFor()));
+test("calendar", () => check("calendar", `/calendars/${calendar.id}`, (p) => p.getByTestId("year-grid").waitFor()));
 test("keys", () => check("keys", "/keys", (p) => p.getByRole("button", { name: "Create key" }).waitFor()));
 test("key prompt", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });

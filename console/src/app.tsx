@@ -15,6 +15,8 @@ import { AlertsView } from "./views/alerts";
 import { SubscriptionsView, SubscriptionView } from "./views/subscriptions";
 import { SettingsView } from "./views/settings";
 import { KeysView } from "./views/keys";
+import { CalendarsView } from "./views/calendars/list";
+import { CalendarView } from "./views/calendars/page";
 
 const NAV: [string, string][] = [
     ["/activities", "Activities"],
@@ -23,6 +25,7 @@ const NAV: [string, string][] = [
     ["/sources", "Sources"],
     ["/alerts", "Alerts"],
     ["/subscriptions", "Subscriptions"],
+    ["/calendars", "Calendars"],
 ];
 /** Views only an admin key can use. */
 const ADMIN_NAV: [string, string][] = [["/keys", "API keys"]];
@@ -195,6 +198,8 @@ function Routes(): JSX.Element {
     if ((m = match("/subscriptions/:id", path))) return <SubscriptionView id={m["id"]!} key={m["id"]} />;
     if (match("/settings", path)) return <SettingsView />;
     if (match("/keys", path)) return <KeysView />;
+    if (match("/calendars", path)) return <CalendarsView />;
+    if ((m = match("/calendars/:id", path))) return <CalendarView id={m["id"]!} key={m["id"]} />;
     return (
         <section>
             <h1>Not found</h1>

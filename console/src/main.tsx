@@ -6,5 +6,6 @@ import "./styles/header.css";
 import "./styles/controls.css";
 import "./styles/tables.css";
 import "./styles/timeline.css";
+import "./styles/calendar.css";
 
 render(<App />, document.getElementById("app")!);

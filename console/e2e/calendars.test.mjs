@@ -1,0 +1,94 @@
+// Business calendars in the console: import an iCalendar file, see its
+// holidays on the year grid, make a date a holiday and a weekend date a
+// working day by choosing them, and undo it; what the API then holds.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { api, CONSOLE, launch, signedIn, uniq } from "./lib.mjs";
+
+let browser;
+const made = [];
+
+before(async () => {
+    browser = await launch();
+});
+
+after(async () => {
+    for (const id of made) await api(`/v1/calendars/${id}`, { method: "DELETE", ok: false }).catch(() => {});
+    await browser?.close();
+});
+
+const ICS = [
+    "BEGIN:VCALENDAR",
+    "VERSION:2.0",
+    "PRODID:-//e2e//EN",
+    "BEGIN:VEVENT",
+    "UID:e2e-1",
+    "DTSTART;VALUE=DATE:20270705",
+    "SUMMARY:Independence Day (observed)",
+    "END:VEVENT",
+    "BEGIN:VEVENT",
+    "UID:e2e-2",
+    "DTSTART;VALUE=DATE:20271225",
+    "SUMMARY:Christmas Day",
+    "END:VEVENT",
+    "END:VCALENDAR",
+    "",
+].join("\r\n");
+
+test("import a calendar, then edit its dates on the year grid", async () => {
+    const page = await signedIn(browser);
+    await page.goto(`${CONSOLE}/calendars`);
+    await page.getByRole("heading", { name: "Calendars", level: 1 }).waitFor();
+    const name = uniq("e2e-market-days");
+    await page.getByLabel("Name").fill(name);
+    await page.getByLabel("Time zone").fill("America/New_York");
+    await page.getByLabel("iCalendar file (.ics)").setInputFiles({ name: "market.ics", mimeType: "text/calendar", buffer: Buffer.from(ICS) });
+    await page.getByRole("button", { name: "Import" }).click();
+    await page.getByRole("heading", { name, level: 1 }).waitFor();
+    await page.getByText("Imported 2 event(s) as holidays.").waitFor();
+    const id = page.url().match(/calendars\/([0-9a-f-]{36})/)?.[1];
+    assert.ok(id, page.url());
+    made.push(id);
+
+    // The imported year, on the grid and in the list.
+    await page.getByRole("button", { name: "Next year" }).click();
+    await page.getByRole("heading", { name: "2027", level: 2, exact: true }).waitFor();
+    await page.locator('[data-date="2027-07-05"][data-kind="holiday"]').waitFor();
+    assert.match(await page.locator('[data-date="2027-07-05"]').getAttribute("aria-label"), /Independence Day \(observed\)/);
+    assert.equal(await page.locator('[data-date="2027-07-03"]').getAttribute("data-kind"), "weekend");
+    await page.getByTestId("holidays").getByText("2027-12-25: Christmas Day").waitFor();
+
+    // A business day becomes a holiday.
+    await page.locator('[data-date="2027-07-02"]').click();
+    await page.getByRole("dialog").getByLabel("Holiday name").fill("Bridge day");
+    await page.getByRole("dialog").getByRole("button", { name: "Make it a holiday" }).click();
+    await page.locator('[data-date="2027-07-02"][data-kind="holiday"]').waitFor();
+    // A weekend date becomes a working day.
+    await page.locator('[data-date="2027-07-10"]').click();
+    await page.getByRole("dialog").getByRole("button", { name: "Make it a working day" }).click();
+    await page.locator('[data-date="2027-07-10"][data-kind="working_day"]').waitFor();
+
+    let cal = await api(`/v1/calendars/${id}`);
+    assert.deepEqual(
+        cal.holidays.map((h) => [h.date, h.name]),
+        [
+            ["2027-07-02", "Bridge day"],
+            ["2027-07-05", "Independence Day (observed)"],
+            ["2027-12-25", "Christmas Day"],
+        ],
+    );
+    assert.deepEqual(
+        cal.working_days.map((w) => w.date),
+        ["2027-07-10"],
+    );
+    assert.equal(cal.timezone, "America/New_York");
+
+    // Undo the holiday.
+    await page.locator('[data-date="2027-07-02"]').click();
+    await page.getByRole("dialog").getByRole("button", { name: "Remove the holiday" }).click();
+    await page.locator('[data-date="2027-07-02"][data-kind="business"]').waitFor();
+    cal = await api(`/v1/calendars/${id}`);
+    assert.ok(!cal.holidays.some((h) => h.date === "2027-07-02"));
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+});
