@@ -7,6 +7,7 @@ use crate::app::{self, Service};
 use crate::config::Settings;
 use crate::duties;
 use acp_domain::auth::Scope;
+use acp_domain::project::ProjectId;
 use acp_service::Keys;
 
 #[derive(Parser, Debug)]
@@ -62,8 +63,15 @@ pub enum KeysCommand {
         /// Who or what holds the key.
         #[arg(long)]
         name: String,
-        #[arg(long, value_parser = scope_parser())]
-        scope: Scope,
+        #[arg(long, value_parser = scope_parser(), required_unless_present = "operator")]
+        scope: Option<Scope>,
+        /// The project the key acts in.
+        #[arg(long, default_value = "default", conflicts_with = "operator")]
+        project: String,
+        /// An operator key: scope `operator`, no project; it manages
+        /// projects (and everything else).
+        #[arg(long)]
+        operator: bool,
     },
     /// List every key (never their tokens).
     List,
@@ -116,27 +124,61 @@ async fn run_keys(command: KeysCommand, settings: &Settings) -> anyhow::Result<(
     acp_service::migrate(&pool).await?;
     let keys = Keys::new(pool);
     match command {
-        KeysCommand::Create { name, scope } => {
+        KeysCommand::Create {
+            name,
+            scope,
+            project,
+            operator,
+        } => {
             let name = crate::api::keys::validate_name(&name).map_err(|_| {
                 anyhow::anyhow!("--name must be 1 to 200 characters, no control characters")
             })?;
-            let (key, token) = keys.create(name, scope).await?;
+            let project = match (operator, scope) {
+                (true, Some(scope)) if !matches!(scope, Scope::Admin | Scope::Operator) => {
+                    anyhow::bail!("--operator makes a key of scope operator; leave out --scope")
+                }
+                (true, _) | (false, Some(Scope::Operator)) => None,
+                (false, _) => Some(
+                    ProjectId::parse(&project).map_err(|e| anyhow::anyhow!("--project: {e}"))?,
+                ),
+            };
+            let scope = if project.is_none() {
+                Scope::Operator
+            } else {
+                scope.unwrap_or(Scope::Read)
+            };
+            let (key, token) = match keys.create_in(name, scope, project.as_ref()).await {
+                Err(acp_service::Error::Invalid(errors)) => anyhow::bail!(
+                    "{}",
+                    errors
+                        .iter()
+                        .map(|e| format!("--{}: {}", e.field, e.message))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                other => other?,
+            };
+            let project = key
+                .project
+                .as_ref()
+                .map_or("none".into(), |p| p.to_string());
             eprintln!(
-                "created API key {} ({}, scope {}); the token below is shown only now:",
+                "created API key {} ({}, scope {}, project {project}); the token below is shown only now:",
                 key.id, key.name, key.scope
             );
             println!("{token}");
         }
         KeysCommand::List => {
             println!(
-                "{:<36}  {:<6}  {:<25}  {:<25}  name",
-                "id", "scope", "created", "revoked"
+                "{:<36}  {:<8}  {:<20}  {:<25}  {:<25}  name",
+                "id", "scope", "project", "created", "revoked"
             );
             for key in keys.list().await? {
                 println!(
-                    "{:<36}  {:<6}  {:<25}  {:<25}  {}",
+                    "{:<36}  {:<8}  {:<20}  {:<25}  {:<25}  {}",
                     key.id,
                     key.scope,
+                    key.project.as_ref().map_or("-".into(), |p| p.to_string()),
                     key.created_at.to_rfc3339(),
                     key.revoked_at
                         .map(|t| t.to_rfc3339())

@@ -266,11 +266,12 @@ async fn keys_api_creates_lists_and_revokes(pool: PgPool) {
     assert_eq!(status, 403);
     let (status, _, _) = call_json(&app, Method::GET, "/v1/session", &token, &Value::Null).await;
     assert_eq!(status, 403, "an events key cannot read, not even who it is");
-    // The admin key the app was made with says who it is.
+    // The operator key the app was made with says who it is.
     let (status, session) = json(app.get("/v1/session").await).await;
     assert_eq!(status, 200, "{session}");
     assert_eq!(session["authentication"], "required", "{session}");
-    assert_eq!(session["scope"], "admin", "{session}");
+    assert_eq!(session["scope"], "operator", "{session}");
+    assert_eq!(session["project"], Value::Null, "{session}");
     assert!(session["key"]["id"].is_string(), "{session}");
 
     let (status, list) = json(app.get("/v1/keys").await).await;
@@ -442,6 +443,6 @@ async fn auth_off_only_when_asked_and_then_open(pool: PgPool) {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         session,
-        json!({"authentication": "disabled", "scope": "admin", "key": null})
+        json!({"authentication": "disabled", "scope": "operator", "project": "default", "key": null})
     );
 }

@@ -145,7 +145,11 @@ async fn event_list_every_variant(pool: PgPool) {
 async fn run_list_every_variant(pool: PgPool) {
     let activity = an_activity(&pool).await;
     let (key, _token) = KeyStore::new(pool.clone())
-        .create("dynamic-sql", Scope::Read)
+        .create(
+            "dynamic-sql",
+            Scope::Read,
+            Some(&acp_domain::project::ProjectId::default_project()),
+        )
         .await
         .expect("create a key");
     let store = RunStore::new(pool);

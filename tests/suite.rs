@@ -44,6 +44,7 @@ mod misfire;
 mod notifications;
 mod openapi;
 mod preview;
+mod projects;
 mod reconcile;
 mod replay;
 #[path = "resume/main.rs"]

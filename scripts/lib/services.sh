@@ -121,7 +121,7 @@ serve_fresh_acp() {
 
     export RUST_LOG="${RUST_LOG:-warn}"
     "$acp" migrate >/dev/null
-    ACP_ADMIN_TOKEN="$("$acp" keys create --name "$name-admin" --scope admin 2>/dev/null)"
+    ACP_ADMIN_TOKEN="$("$acp" keys create --name "$name-admin" --operator 2>/dev/null)"
     ACP_READ_TOKEN="$("$acp" keys create --name "$name-read" --scope read 2>/dev/null)"
     export ACP_ADMIN_TOKEN ACP_READ_TOKEN
 

@@ -1,7 +1,7 @@
 //! Bearer-token authentication for `/v1`. Which scope a route needs is read
 //! from the OpenAPI document's `security` of its operation, so the document
 //! and the enforcement cannot disagree; a `/v1` route the document does not
-//! cover needs `admin`.
+//! cover needs `operator`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -60,7 +60,7 @@ impl ScopeTable {
             self.0
                 .get(&(method.clone(), route.to_owned()))
                 .copied()
-                .unwrap_or(Scope::Admin),
+                .unwrap_or(Scope::Operator),
         )
     }
 }
@@ -267,7 +267,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn undocumented_v1_routes_need_admin_and_others_are_open() {
+    fn undocumented_v1_routes_need_operator_and_others_are_open() {
         let doc = serde_json::json!({"paths": {
             "/v1/things": {"get": {"security": [{"bearer": ["read"]}]}, "post": {}},
             "/healthz": {"get": {}}
@@ -277,9 +277,12 @@ mod tests {
         assert_eq!(table.needed(&Method::HEAD, "/v1/things"), Some(Scope::Read));
         assert_eq!(
             table.needed(&Method::POST, "/v1/things"),
-            Some(Scope::Admin)
+            Some(Scope::Operator)
         );
-        assert_eq!(table.needed(&Method::GET, "/v1/other"), Some(Scope::Admin));
+        assert_eq!(
+            table.needed(&Method::GET, "/v1/other"),
+            Some(Scope::Operator)
+        );
         assert_eq!(table.needed(&Method::GET, "/healthz"), None);
     }
 }

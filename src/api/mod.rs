@@ -17,6 +17,7 @@ pub mod merge_patch;
 pub mod openapi;
 pub mod pagination;
 pub mod problems;
+pub mod projects;
 pub mod retention;
 pub mod runs;
 pub mod session;
@@ -125,6 +126,16 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(keys::create_key, keys::list_keys))
         .routes(routes!(keys::get_key))
         .routes(routes!(keys::revoke_key))
+        .routes(routes!(
+            projects::handlers::create_project,
+            projects::handlers::list_projects
+        ))
+        .routes(routes!(
+            projects::handlers::get_project,
+            projects::handlers::put_project,
+            projects::handlers::patch_project,
+            projects::handlers::delete_project
+        ))
         .routes(routes!(retention::get_retention))
         .routes(routes!(session::get_session))
         .routes(routes!(health::healthz))

@@ -19,7 +19,8 @@ use utoipa::OpenApi;
         (name = "alerts", description = "Broken expectations of activities: missed starts, stuck runs, failure streaks, missed fires"),
         (name = "subscriptions", description = "Signed CloudEvents notifications of runs and alerts (scope `admin`)"),
         (name = "stream", description = "Every change as Server-Sent Events, resumable from the change log"),
-        (name = "keys", description = "API keys (scope `admin`)"),
+        (name = "keys", description = "API keys (scope `admin`, in its project)"),
+        (name = "projects", description = "Projects: the teams sharing the service, their weights, quotas and usage (scope `operator`)"),
         (name = "retention", description = "How long history is kept, and what the next retention pass drops (scope `admin`)"),
         (name = "health", description = "Liveness, readiness and metrics (no key needed)"),
     ),
@@ -144,7 +145,7 @@ fn secure(doc: &mut utoipa::openapi::OpenApi) {
             HttpBuilder::new()
                 .scheme(HttpAuthScheme::Bearer)
                 .description(Some(
-                    "An API key from `acp keys create` or `POST /v1/keys`. Scopes: `read` (GETs), `write` (read + definitions, trigger, pause, resume, backfill), `events` (`POST /v1/events` only), `admin` (everything, keys too). The scope an operation lists is the least it needs.",
+                    "An API key from `acp keys create` or `POST /v1/keys`. Scopes: `read` (GETs), `write` (read + definitions, trigger, pause, resume, backfill), `events` (`POST /v1/events` only), `admin` (everything in its project, its keys too), `operator` (everything, projects too; a key of no project). The scope an operation lists is the least it needs.",
                 ))
                 .build(),
         ),

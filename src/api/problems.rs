@@ -46,11 +46,14 @@ problems! {
     NoSuchCalendar = 404, "No such calendar";
     NoSuchEvent = 404, "No such event";
     NoSuchKey = 404, "No such key";
+    NoSuchProject = 404, "No such project";
     NoSuchRun = 404, "No such run";
     NoSuchSource = 404, "No such source";
     NoSuchSubscription = 404, "No such subscription";
     SourceNameTaken = 409, "A source with this name exists";
     CalendarNameTaken = 409, "A calendar with this name exists";
+    ProjectIdTaken = 409, "A project with this ID exists, or a deleted one had it";
+    ProjectNotEmpty = 409, "The project still owns something (the problem counts what), or is `default`";
     AuthenticationDisabled = 409, "Authentication is disabled: the stream needs no token";
     IdempotencyKeyReused = 409, "Idempotency-Key reused with another body";
     NotScheduled = 409, "Not a scheduled activity";

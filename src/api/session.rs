@@ -1,6 +1,6 @@
 //! `GET /v1/session`: who the caller is, for a client (the console) that has
 //! to know which actions to offer: whether authentication is on, and the
-//! caller's key and scope.
+//! caller's key, scope and project.
 
 use axum::extract::State;
 use axum::{Extension, Json};
@@ -13,6 +13,7 @@ use super::keys::{KeyResponse, render};
 use crate::api::error::ApiResult;
 use crate::api::problems;
 use acp_domain::auth::Scope;
+use acp_domain::project::ProjectId;
 
 /// Whether requests need an API key.
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
@@ -27,9 +28,14 @@ pub enum Authentication {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SessionResponse {
     pub authentication: Authentication,
-    /// What the caller may do: its key's scope, or `admin` when
-    /// authentication is disabled. `write` covers `read`; `admin` covers all.
+    /// What the caller may do: its key's scope, or `operator` when
+    /// authentication is disabled. `write` covers `read`; `admin` covers
+    /// all of its project; `operator` covers all, projects included.
     pub scope: Scope,
+    /// The project the caller acts in: its key's, `null` for an operator
+    /// key, `default` when authentication is disabled.
+    #[schema(pattern = "^[a-z][a-z0-9-]{0,62}$")]
+    pub project: Option<String>,
     /// The key the request was made with; `null` when authentication is
     /// disabled.
     pub key: Option<KeyResponse>,
@@ -56,7 +62,8 @@ pub async fn get_session(
     let Some(Extension(CallerKey(id))) = caller else {
         return Ok(Json(SessionResponse {
             authentication: Authentication::Disabled,
-            scope: Scope::Admin,
+            scope: Scope::Operator,
+            project: Some(ProjectId::DEFAULT.to_owned()),
             key: None,
         }));
     };
@@ -64,6 +71,7 @@ pub async fn get_session(
     Ok(Json(SessionResponse {
         authentication: Authentication::Required,
         scope: key.scope,
+        project: key.project.clone(),
         key: Some(key),
     }))
 }

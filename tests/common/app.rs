@@ -21,7 +21,7 @@ pub struct TestApp {
     pub state: AppState,
     pub temporal_address: String,
     pub namespace: String,
-    /// An `admin` key's token; `http` sends it with every request.
+    /// An `operator` key's token; `http` sends it with every request.
     pub token: String,
     server: tokio::task::JoinHandle<()>,
 }
@@ -57,7 +57,7 @@ impl TestApp {
         let state = acp::api::AppState::new(pool.clone(), gateway, TASK_QUEUE);
         let (_, token) = state
             .keys
-            .create("tests", acp_domain::auth::Scope::Admin)
+            .create("tests", acp_domain::auth::Scope::Operator)
             .await
             .unwrap_or_else(|e| panic!("create the test key: {e}"));
         let router = acp::app::build_router_with(state.clone(), options);

@@ -528,7 +528,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List API keys, newest first, revoked ones included. */
+        /**
+         * List API keys, newest first, revoked ones included: an admin key's own
+         *     project's, or every key for an operator key.
+         */
         get: operations["list_keys"];
         put?: never;
         /** Create an API key. */
@@ -574,6 +577,57 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List projects, newest first, each with its usage. */
+        get: operations["list_projects"];
+        put?: never;
+        /** Create a project under the ID the body names. */
+        post: operations["create_project"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one project, with its quotas and usage. */
+        get: operations["get_project"];
+        /**
+         * Create or replace a project under the ID of the path.
+         * @description `If-Match` makes the replace conditional (412 on a stale version, or
+         *     when the project does not exist); `If-Match: *` requires that it exists.
+         */
+        put: operations["put_project"];
+        post?: never;
+        /**
+         * Delete a project that owns nothing.
+         * @description A project that still owns live activities, sources, subscriptions,
+         *     calendars or unrevoked keys is a 409 counting them; `default` is never
+         *     deleted. A deleted project's ID is not given out again.
+         */
+        delete: operations["delete_project"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a project with a JSON merge patch (RFC 7386).
+         * @description The patch applies to the project's request form (what `PUT` takes);
+         *     `null` removes a field: a quota set to `null` is unlimited again.
+         */
+        patch: operations["patch_project"];
         trace?: never;
     };
     "/v1/retention": {
@@ -1439,7 +1493,32 @@ export interface components {
              * @example crm-webhooks
              */
             name: string;
+            /**
+             * @description The project the key acts in. Absent: the caller's own project
+             *     (`default` for an operator). `null` asks for an operator key (scope
+             *     `admin` or `operator`); only an operator key may ask for that, or
+             *     for a key of another project.
+             * @example payments
+             */
+            project?: string | null;
+            /**
+             * @description `operator` makes a key of no project, which manages projects; only
+             *     an operator key may make one.
+             */
             scope: components["schemas"]["Scope"];
+        };
+        /** @description A new project with the ID it is to have (`POST`). */
+        CreateProjectRequest: {
+            /**
+             * @description A slug, never reused once the project is deleted.
+             * @example payments
+             */
+            id: string;
+            /** @example Payments team */
+            name: string;
+            quotas?: null | components["schemas"]["ProjectQuotas"];
+            /** Format: int64 */
+            weight?: number | null;
         };
         /** @description A new key with its token: store the token now, it is not shown again. */
         CreatedKeyResponse: components["schemas"]["KeyResponse"] & {
@@ -1902,6 +1981,8 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            /** @description The project the key acts in; `null` for an operator key. */
+            project?: string | null;
             /**
              * Format: date-time
              * @description Set once the key is revoked; a revoked key authenticates nothing.
@@ -2136,6 +2217,14 @@ export interface components {
          * @description A page of results, newest first. Pass `next_cursor` back as `cursor` for
          *     the next page; `null` means this is the last one.
          */
+        Page_ProjectResponse: {
+            items: components["schemas"]["ProjectResponse"][];
+            next_cursor?: string | null;
+        };
+        /**
+         * @description A page of results, newest first. Pass `next_cursor` back as `cursor` for
+         *     the next page; `null` means this is the last one.
+         */
         Page_RejectedMessage: {
             items: components["schemas"]["RejectedMessage"][];
             next_cursor?: string | null;
@@ -2250,6 +2339,88 @@ export interface components {
              * @example https://activity-control-plane.dev/problems/validation
              */
             type: string;
+        };
+        /** @description A project's limits: each absent (or `null`) is unlimited. */
+        ProjectQuotas: {
+            /**
+             * Format: int64
+             * @description Live activities.
+             */
+            activities?: number | null;
+            /**
+             * Format: int64
+             * @description Events accepted at once above the sustained rate; only with
+             *     `events_per_second` (absent: one second's worth).
+             */
+            events_burst?: number | null;
+            /**
+             * Format: int64
+             * @description Events accepted per second, sustained.
+             */
+            events_per_second?: number | null;
+            /**
+             * Format: int64
+             * @description Runs running at once.
+             */
+            runs_running?: number | null;
+            /** Format: int64 */
+            sources?: number | null;
+            /** Format: int64 */
+            subscriptions?: number | null;
+        };
+        /** @description A project as a client writes it (`PUT`; the form `PATCH` applies to). */
+        ProjectRequest: {
+            /**
+             * @description 1 to 200 characters.
+             * @example Payments team
+             */
+            name: string;
+            quotas?: null | components["schemas"]["ProjectQuotas"];
+            /**
+             * Format: int64
+             * @description Its share of the workers against other projects' (default 1).
+             */
+            weight?: number | null;
+        };
+        ProjectResponse: {
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            name: string;
+            /** @description Every quota, `null` where unlimited. */
+            quotas: components["schemas"]["ProjectQuotas"];
+            /** Format: date-time */
+            updated_at: string;
+            usage: components["schemas"]["ProjectUsage"];
+            /** Format: int64 */
+            version: number;
+            /** Format: int32 */
+            weight: number;
+        };
+        /** @description What a project uses now. */
+        ProjectUsage: {
+            /**
+             * Format: int64
+             * @description Live (not deleted) activities.
+             */
+            activities: number;
+            /**
+             * Format: int64
+             * @description Events received for it in the last 60 seconds.
+             */
+            events_last_minute: number;
+            /**
+             * Format: int64
+             * @description Runs of its activities running now.
+             */
+            runs_running: number;
+            /** Format: int64 */
+            sources: number;
+            /**
+             * Format: int64
+             * @description Live subscriptions.
+             */
+            subscriptions: number;
         };
         /** @description A RabbitMQ source. */
         RabbitmqConfig: {
@@ -2732,16 +2903,24 @@ export interface components {
         /**
          * @description What a key may do. `read`: every GET under `/v1`; `write`: `read` plus
          *     definitions, trigger, pause, resume and backfill; `events`: `POST
-         *     /v1/events` only; `admin`: everything, including keys.
+         *     /v1/events` only; `admin`: everything in its project, including its
+         *     keys; `operator`: everything, including projects, and belongs to no
+         *     project (the only scope that does not).
          * @enum {string}
          */
-        Scope: "read" | "write" | "events" | "admin";
+        Scope: "read" | "write" | "events" | "admin" | "operator";
         SessionResponse: {
             authentication: components["schemas"]["Authentication"];
             key?: null | components["schemas"]["KeyResponse"];
             /**
-             * @description What the caller may do: its key's scope, or `admin` when
-             *     authentication is disabled. `write` covers `read`; `admin` covers all.
+             * @description The project the caller acts in: its key's, `null` for an operator
+             *     key, `default` when authentication is disabled.
+             */
+            project?: string | null;
+            /**
+             * @description What the caller may do: its key's scope, or `operator` when
+             *     authentication is disabled. `write` covers `read`; `admin` covers
+             *     all of its project; `operator` covers all, projects included.
              */
             scope: components["schemas"]["Scope"];
         };
@@ -6168,6 +6347,578 @@ export interface operations {
             };
             /** @description No such key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_projects: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 200 (default 50). */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of projects */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_ProjectResponse"];
+                };
+            };
+            /** @description Bad parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_project: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateProjectRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Its version */
+                    ETag?: string;
+                    /** @description The new project */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectResponse"];
+                };
+            };
+            /** @description Unreadable body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A project with this ID exists, or a deleted one had it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_project: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project */
+            200: {
+                headers: {
+                    /** @description Its version */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectResponse"];
+                };
+            };
+            /** @description Unreadable body or malformed parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    put_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version being replaced */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description Project ID, chosen by the client */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectRequest"];
+            };
+        };
+        responses: {
+            /** @description Replaced */
+            200: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectResponse"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    ETag?: string;
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectResponse"];
+                };
+            };
+            /** @description Unreadable body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A project with this ID exists, or a deleted one had it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Stale If-Match */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version being deleted */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description Project ID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The project still owns something (the problem counts what), or is `default` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Stale If-Match */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid fields */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patch_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version being patched */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description Project ID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Fields to change, in the shape of ProjectRequest */
+        requestBody: {
+            content: {
+                "application/merge-patch+json": Record<string, unknown>;
+            };
+        };
+        responses: {
+            /** @description Patched */
+            200: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectResponse"];
+                };
+            };
+            /** @description Unreadable body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Stale If-Match */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid fields */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1177,6 +1177,53 @@ describe("activity-control-plane through the generated TypeScript client", () =>
         problem(await acp.GET("/v1/keys/{id}", { params: { path: { id: randomUUID() } } }), 404);
     });
 
+    it("projects: create, put, list, get, patch, delete; operator only", async () => {
+        const id = `ts-${suffix}`;
+        const created = ok(
+            await acp.POST("/v1/projects", { body: { id, name: "TS contract", quotas: { activities: 5 } } }),
+            201,
+        );
+        assert.equal(created.id, id);
+        assert.equal(created.quotas.activities, 5);
+        assert.equal(created.usage.activities, 0);
+        const put = ok(
+            await acp.PUT("/v1/projects/{id}", {
+                params: { path: { id }, header: { "If-Match": `"${created.version}"` } },
+                body: { name: "TS contract", weight: 3 },
+            }),
+            200,
+        );
+        assert.equal(put.weight, 3);
+        assert.equal(put.quotas.activities ?? null, null);
+        const list = ok(await acp.GET("/v1/projects"), 200);
+        assert.ok(list.items.some((p) => p.id === id && p.id !== "default"));
+        assert.ok(list.items.some((p) => p.id === "default"));
+        const one = ok(await acp.GET("/v1/projects/{id}", { params: { path: { id } } }), 200);
+        assert.equal(one.version, put.version);
+        const patched = ok(
+            await acp.PATCH("/v1/projects/{id}", {
+                params: { path: { id }, header: { "If-Match": `"${put.version}"` } },
+                headers: { "content-type": "application/merge-patch+json" },
+                body: { quotas: { sources: 1 } },
+            }),
+            200,
+        );
+        assert.equal(patched.quotas.sources, 1);
+
+        const key = ok(await acp.POST("/v1/keys", { body: { name: `ts-admin-${suffix}`, scope: "admin", project: id } }), 201);
+        assert.equal(key.project, id);
+        const admin = client(key.token);
+        const session = ok(await admin.GET("/v1/session"), 200);
+        assert.equal(session.project, id);
+        problem(await admin.GET("/v1/projects"), 403);
+        problem(await acp.DELETE("/v1/projects/{id}", { params: { path: { id } } }), 409);
+        ok(await acp.POST("/v1/keys/{id}/revoke", { params: { path: { id: key.id } } }), 200);
+        const deleted = await acp.DELETE("/v1/projects/{id}", { params: { path: { id } } });
+        assert.equal(deleted.response.status, 204);
+        problem(await acp.GET("/v1/projects/{id}", { params: { path: { id } } }), 404);
+        problem(await acp.DELETE("/v1/projects/{id}", { params: { path: { id: "default" } } }), 409);
+    });
+
     it("delete the activities (If-Match), their history stays", async () => {
         // Pause and resume changed the activity since the PATCH: a fresh ETag.
         const current = await acp.GET("/v1/activities/{id}", { params: { path: { id: activityId } } });

@@ -92,7 +92,8 @@ export function can(what: "read" | "write" | "admin"): boolean {
     const a = auth.value;
     if (a.state !== "in") return false;
     const s = a.session.scope;
-    if (s === "admin") return true;
+    // An operator key may do everything an admin key may, and more.
+    if (s === "admin" || s === "operator") return true;
     if (what === "write") return s === "write";
     if (what === "read") return s === "write" || s === "read";
     return false;

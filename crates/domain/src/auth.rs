@@ -18,6 +18,8 @@ pub struct ApiKey {
     pub id: Uuid,
     pub name: String,
     pub scope: Scope,
+    /// The project the key acts in; `None` for an `operator` key.
+    pub project: Option<crate::project::ProjectId>,
     pub created_at: DateTime<Utc>,
     pub revoked_at: Option<DateTime<Utc>>,
 }
@@ -33,7 +35,9 @@ pub enum Rejection {
 
 /// What a key may do. `read`: every GET under `/v1`; `write`: `read` plus
 /// definitions, trigger, pause, resume and backfill; `events`: `POST
-/// /v1/events` only; `admin`: everything, including keys.
+/// /v1/events` only; `admin`: everything in its project, including its
+/// keys; `operator`: everything, including projects, and belongs to no
+/// project (the only scope that does not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
@@ -41,10 +45,17 @@ pub enum Scope {
     Write,
     Events,
     Admin,
+    Operator,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 4] = [Scope::Read, Scope::Write, Scope::Events, Scope::Admin];
+    pub const ALL: [Scope; 5] = [
+        Scope::Read,
+        Scope::Write,
+        Scope::Events,
+        Scope::Admin,
+        Scope::Operator,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -52,6 +63,7 @@ impl Scope {
             Scope::Write => "write",
             Scope::Events => "events",
             Scope::Admin => "admin",
+            Scope::Operator => "operator",
         }
     }
 
@@ -61,7 +73,12 @@ impl Scope {
 
     /// Whether a key with this scope may call a route that needs `needed`.
     pub fn grants(self, needed: Scope) -> bool {
-        self == needed || self == Scope::Admin || (self == Scope::Write && needed == Scope::Read)
+        match self {
+            Scope::Operator => true,
+            Scope::Admin => needed != Scope::Operator,
+            Scope::Write => matches!(needed, Scope::Write | Scope::Read),
+            Scope::Read | Scope::Events => self == needed,
+        }
     }
 }
 
@@ -217,6 +234,7 @@ mod tests {
         assert_eq!(granted(Write), vec![Read, Write]);
         assert_eq!(granted(Events), vec![Events]);
         assert_eq!(granted(Admin), vec![Read, Write, Events, Admin]);
+        assert_eq!(granted(Operator), Scope::ALL.to_vec());
         for s in Scope::ALL {
             assert_eq!(Scope::parse(s.as_str()), Some(s));
         }

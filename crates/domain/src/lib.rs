@@ -71,6 +71,7 @@ pub mod ids;
 pub mod message;
 pub mod misfire;
 pub mod notify;
+pub mod project;
 pub mod query;
 pub mod resume;
 pub mod retention;

@@ -5,10 +5,11 @@
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::{Result, found};
+use super::{Error, Result, found};
 use acp_domain::auth::{ApiKey, KeyFacts, Rejection, Scope, UnconfirmedKey};
-use acp_store::KeyStore;
+use acp_domain::project::ProjectId;
 use acp_store::changes::ChangeStore;
+use acp_store::{KeyStore, StoreError};
 
 #[derive(Clone)]
 pub struct Keys {
@@ -25,9 +26,47 @@ impl Keys {
         }
     }
 
-    /// A new key with its token, which exists nowhere else.
+    /// A new key with its token, which exists nowhere else: an operator
+    /// key for scope `operator`, else a key of the project `default`.
     pub async fn create(&self, name: &str, scope: Scope) -> Result<(ApiKey, String)> {
-        Ok(self.store.create(name, scope).await?)
+        let project = (scope != Scope::Operator).then(ProjectId::default_project);
+        self.create_in(name, scope, project.as_ref()).await
+    }
+
+    /// A new key of `project`, with its token. Only an `operator` key has
+    /// no project, and it must have none.
+    pub async fn create_in(
+        &self,
+        name: &str,
+        scope: Scope,
+        project: Option<&ProjectId>,
+    ) -> Result<(ApiKey, String)> {
+        match (scope, project) {
+            (Scope::Operator, Some(_)) => {
+                return Err(Error::invalid(
+                    "project",
+                    "an operator key belongs to no project: leave `project` null",
+                ));
+            }
+            (Scope::Operator, None) => {}
+            (_, None) => {
+                return Err(Error::invalid(
+                    "project",
+                    "only an operator key has no project: name one, or ask for scope `operator`",
+                ));
+            }
+            (_, Some(_)) => {}
+        }
+        match self.store.create(name, scope, project).await {
+            Err(StoreError::NotFound) => Err(Error::invalid(
+                "project",
+                format!(
+                    "there is no project `{}`",
+                    project.map(ProjectId::as_str).unwrap_or_default()
+                ),
+            )),
+            other => Ok(other?),
+        }
     }
 
     /// Every key, newest first, revoked ones included.

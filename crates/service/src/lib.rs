@@ -21,6 +21,7 @@ pub mod keys;
 pub mod metrics;
 pub mod notifications;
 pub mod preview;
+pub mod projects;
 pub mod reconcile;
 pub mod retention;
 pub mod run_bulk;
@@ -37,8 +38,8 @@ use sqlx::PgPool;
 
 use acp_domain::FieldError;
 use acp_store::{
-    ActivityStore, AlertStore, CalendarStore, EventStore, FlowStore, NotificationStore, RunStore,
-    SourceStore,
+    ActivityStore, AlertStore, CalendarStore, EventStore, FlowStore, NotificationStore,
+    ProjectStore, RunStore, SourceStore,
 };
 use acp_temporal::{GatewayError, TemporalGateway};
 
@@ -54,6 +55,7 @@ pub use events::EventIntake;
 pub use flow::FlowControl;
 pub use keys::Keys;
 pub use notifications::Notifications;
+pub use projects::Projects;
 pub use runs::Runs;
 pub use schedules::Schedules;
 pub use sources::Sources;
@@ -131,6 +133,7 @@ pub struct Services {
     pub sources: Sources,
     pub alerts: Alerts,
     pub calendars: Calendars,
+    pub projects: Projects,
     pub notifications: Notifications,
     pub flow: FlowControl,
     /// The background duties this process carries, and its role in each.
@@ -162,6 +165,7 @@ impl Services {
             sources: Sources::new(SourceStore::new(pool.clone()), events.clone()),
             alerts: Alerts::new(AlertStore::new(pool.clone()), activities.store().clone()),
             calendars: Calendars::new(CalendarStore::new(pool.clone())),
+            projects: Projects::new(ProjectStore::new(pool.clone())),
             notifications: Notifications::new(
                 NotificationStore::new(pool.clone()),
                 gateway.clone(),

@@ -6,12 +6,14 @@ use uuid::Uuid;
 
 use super::{StoreError, StoreResult};
 use acp_domain::auth::{self, ApiKey, KeyFacts, NewToken, Rejection, Scope, UnconfirmedKey};
+use acp_domain::project::ProjectId;
 
 #[derive(Debug, Clone)]
 struct KeyRow {
     id: Uuid,
     name: String,
     scope: String,
+    project_id: Option<String>,
     created_at: DateTime<Utc>,
     revoked_at: Option<DateTime<Utc>>,
 }
@@ -23,10 +25,17 @@ impl TryFrom<KeyRow> for ApiKey {
         let scope = Scope::parse(&row.scope).ok_or_else(|| {
             StoreError::Other(anyhow::anyhow!("api_keys.scope {:?} is unknown", row.scope))
         })?;
+        let project = row
+            .project_id
+            .as_deref()
+            .map(ProjectId::parse)
+            .transpose()
+            .map_err(|e| StoreError::Other(anyhow::anyhow!("api_keys.project_id: {e}")))?;
         Ok(Self {
             id: row.id,
             name: row.name,
             scope,
+            project,
             created_at: row.created_at,
             revoked_at: row.revoked_at,
         })
@@ -43,8 +52,15 @@ impl KeyStore {
         Self { pool }
     }
 
-    /// Creates a key and returns it with its token, which exists nowhere else.
-    pub async fn create(&self, name: &str, scope: Scope) -> StoreResult<(ApiKey, String)> {
+    /// Creates a key in `project` (none for an operator key) and returns it
+    /// with its token, which exists nowhere else. A project that does not
+    /// exist, or was deleted, is `NotFound`.
+    pub async fn create(
+        &self,
+        name: &str,
+        scope: Scope,
+        project: Option<&ProjectId>,
+    ) -> StoreResult<(ApiKey, String)> {
         let NewToken {
             key_id,
             token,
@@ -52,15 +68,20 @@ impl KeyStore {
         } = auth::mint().map_err(StoreError::Other)?;
         let row = sqlx::query_as!(
             KeyRow,
-            "INSERT INTO api_keys (id, name, scope, secret_sha256) VALUES ($1, $2, $3, $4)
-             RETURNING id, name, scope, created_at, revoked_at",
+            "INSERT INTO api_keys (id, name, scope, secret_sha256, project_id)
+             SELECT $1::uuid, $2::text, $3::text, $4::bytea, $5::text
+             WHERE $5::text IS NULL
+                OR EXISTS (SELECT 1 FROM projects WHERE id = $5 AND deleted_at IS NULL)
+             RETURNING id, name, scope, project_id, created_at, revoked_at",
             key_id,
             name,
             scope.as_str(),
             &secret_sha256[..],
+            project.map(ProjectId::as_str),
         )
-        .fetch_one(&self.pool)
-        .await?;
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::NotFound)?;
         Ok((row.try_into()?, token))
     }
 
@@ -68,7 +89,7 @@ impl KeyStore {
     pub async fn list(&self) -> StoreResult<Vec<ApiKey>> {
         let rows = sqlx::query_as!(
             KeyRow,
-            "SELECT id, name, scope, created_at, revoked_at FROM api_keys
+            "SELECT id, name, scope, project_id, created_at, revoked_at FROM api_keys
              ORDER BY created_at DESC, id DESC"
         )
         .fetch_all(&self.pool)
@@ -79,7 +100,7 @@ impl KeyStore {
     pub async fn get(&self, id: Uuid) -> StoreResult<ApiKey> {
         let row = sqlx::query_as!(
             KeyRow,
-            "SELECT id, name, scope, created_at, revoked_at FROM api_keys WHERE id = $1",
+            "SELECT id, name, scope, project_id, created_at, revoked_at FROM api_keys WHERE id = $1",
             id,
         )
         .fetch_one(&self.pool)
@@ -92,7 +113,7 @@ impl KeyStore {
         let row = sqlx::query_as!(
             KeyRow,
             "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1
-             RETURNING id, name, scope, created_at, revoked_at",
+             RETURNING id, name, scope, project_id, created_at, revoked_at",
             id,
         )
         .fetch_one(&self.pool)
@@ -109,7 +130,7 @@ impl KeyStore {
         secret: &str,
     ) -> StoreResult<Result<(ApiKey, Option<KeyFacts>), Rejection>> {
         let found = sqlx::query!(
-            "SELECT id, name, scope, created_at, revoked_at, secret_sha256 FROM api_keys
+            "SELECT id, name, scope, project_id, created_at, revoked_at, secret_sha256 FROM api_keys
              WHERE id = $1",
             id,
         )
@@ -123,6 +144,7 @@ impl KeyStore {
             id: found.id,
             name: found.name,
             scope: found.scope,
+            project_id: found.project_id,
             created_at: found.created_at,
             revoked_at: found.revoked_at,
         };

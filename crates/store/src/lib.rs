@@ -12,6 +12,7 @@ pub mod lease;
 pub mod notifications;
 pub mod outbox;
 pub mod partitions;
+pub mod projects;
 pub mod retries;
 pub mod run_history;
 pub mod run_stats;
@@ -31,6 +32,7 @@ pub use events::EventStore;
 pub use flow::FlowStore;
 pub use keys::KeyStore;
 pub use notifications::NotificationStore;
+pub use projects::ProjectStore;
 pub use runs::RunStore;
 pub use sources::SourceStore;
 
@@ -96,6 +98,9 @@ fn conflict_message(constraint: Option<&str>) -> &'static str {
         Some("sources_pkey") => "a source with this ID exists",
         Some("calendars_name_key") => "a calendar with this name exists",
         Some("calendars_pkey") => "a calendar with this ID exists",
+        Some("projects_pkey") => {
+            "a project with this ID exists or existed (the ID of a deleted project is not reused)"
+        }
         _ => "the request conflicts with data that already exists",
     }
 }

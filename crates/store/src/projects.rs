@@ -1,0 +1,350 @@
+//! `projects`: the teams sharing the service, each at a version, with what
+//! each owns and uses counted from the tables that name it.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+
+use super::{StoreError, StoreResult};
+use acp_domain::project::{Owned, Project, ProjectId, ProjectRecord, Quotas, Usage};
+use acp_domain::query::Expect;
+
+/// A `projects` row, read into the domain's [`ProjectRecord`].
+struct ProjectRow {
+    id: String,
+    name: String,
+    weight: i32,
+    quota_activities: Option<i32>,
+    quota_events_per_second: Option<i32>,
+    quota_events_burst: Option<i32>,
+    quota_runs_running: Option<i32>,
+    quota_sources: Option<i32>,
+    quota_subscriptions: Option<i32>,
+    version: i64,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<ProjectRow> for ProjectRecord {
+    type Error = StoreError;
+
+    fn try_from(row: ProjectRow) -> StoreResult<Self> {
+        let id = ProjectId::parse(&row.id)
+            .map_err(|e| StoreError::Other(anyhow::anyhow!("projects.id as stored: {e}")))?;
+        Ok(Self {
+            id,
+            project: Project {
+                name: row.name,
+                weight: row.weight,
+                quotas: Quotas {
+                    activities: row.quota_activities,
+                    events_per_second: row.quota_events_per_second,
+                    events_burst: row.quota_events_burst,
+                    runs_running: row.quota_runs_running,
+                    sources: row.quota_sources,
+                    subscriptions: row.quota_subscriptions,
+                },
+            },
+            version: row.version,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+fn expected_version(expect: Expect) -> Option<i64> {
+    match expect {
+        Expect::Version(v) => Some(v),
+        _ => None,
+    }
+}
+
+#[derive(Clone)]
+pub struct ProjectStore {
+    pool: PgPool,
+}
+
+impl ProjectStore {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    /// Creates the project; its ID taken (now or by a deleted project) is
+    /// a conflict.
+    pub async fn create(&self, id: &ProjectId, project: &Project) -> StoreResult<ProjectRecord> {
+        let q = project.quotas;
+        sqlx::query_as!(
+            ProjectRow,
+            "INSERT INTO projects (id, name, weight, quota_activities, quota_events_per_second,
+                 quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+             RETURNING id, name, weight, quota_activities, quota_events_per_second,
+                 quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
+                 version, created_at, updated_at",
+            id.as_str(),
+            project.name,
+            project.weight,
+            q.activities,
+            q.events_per_second,
+            q.events_burst,
+            q.runs_running,
+            q.sources,
+            q.subscriptions,
+        )
+        .fetch_one(&self.pool)
+        .await?
+        .try_into()
+    }
+
+    /// Creates the project under `id`, or replaces it at a new version:
+    /// whether it was created comes back with it. The ID of a deleted
+    /// project is a conflict.
+    pub async fn upsert(
+        &self,
+        id: &ProjectId,
+        project: &Project,
+    ) -> StoreResult<(ProjectRecord, bool)> {
+        let q = project.quotas;
+        let row = sqlx::query!(
+            r#"INSERT INTO projects AS p (id, name, weight, quota_activities,
+                 quota_events_per_second, quota_events_burst, quota_runs_running,
+                 quota_sources, quota_subscriptions)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+             ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, weight = EXCLUDED.weight,
+                 quota_activities = EXCLUDED.quota_activities,
+                 quota_events_per_second = EXCLUDED.quota_events_per_second,
+                 quota_events_burst = EXCLUDED.quota_events_burst,
+                 quota_runs_running = EXCLUDED.quota_runs_running,
+                 quota_sources = EXCLUDED.quota_sources,
+                 quota_subscriptions = EXCLUDED.quota_subscriptions,
+                 version = p.version + 1, updated_at = now()
+               WHERE p.deleted_at IS NULL
+             RETURNING id, name, weight, quota_activities, quota_events_per_second,
+                 quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
+                 version, created_at, updated_at, (xmax = 0) AS "created!""#,
+            id.as_str(),
+            project.name,
+            project.weight,
+            q.activities,
+            q.events_per_second,
+            q.events_burst,
+            q.runs_running,
+            q.sources,
+            q.subscriptions,
+        )
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::Conflict(deleted_id(id)))?;
+        let created = row.created;
+        let record = ProjectRow {
+            id: row.id,
+            name: row.name,
+            weight: row.weight,
+            quota_activities: row.quota_activities,
+            quota_events_per_second: row.quota_events_per_second,
+            quota_events_burst: row.quota_events_burst,
+            quota_runs_running: row.quota_runs_running,
+            quota_sources: row.quota_sources,
+            quota_subscriptions: row.quota_subscriptions,
+            version: row.version,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        };
+        Ok((record.try_into()?, created))
+    }
+
+    pub async fn get(&self, id: &ProjectId) -> StoreResult<ProjectRecord> {
+        sqlx::query_as!(
+            ProjectRow,
+            "SELECT id, name, weight, quota_activities, quota_events_per_second,
+                 quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
+                 version, created_at, updated_at
+             FROM projects WHERE id = $1 AND deleted_at IS NULL",
+            id.as_str(),
+        )
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::NotFound)?
+        .try_into()
+    }
+
+    /// Newest first, after the keyset `after`.
+    pub async fn list(
+        &self,
+        after: Option<(DateTime<Utc>, String)>,
+        limit: i64,
+    ) -> StoreResult<Vec<ProjectRecord>> {
+        let (at, id) = after.unzip();
+        sqlx::query_as!(
+            ProjectRow,
+            "SELECT id, name, weight, quota_activities, quota_events_per_second,
+                 quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
+                 version, created_at, updated_at
+             FROM projects
+             WHERE deleted_at IS NULL
+               AND ($1::timestamptz IS NULL OR (created_at, id) < ($1, $2))
+             ORDER BY created_at DESC, id DESC LIMIT $3",
+            at,
+            id,
+            limit,
+        )
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(TryInto::try_into)
+        .collect()
+    }
+
+    /// Replaces the project when it is at the version `expect` names (any
+    /// version for `Expect::Exists`); absent, it is a version mismatch.
+    pub async fn update(
+        &self,
+        id: &ProjectId,
+        expect: Expect,
+        project: &Project,
+    ) -> StoreResult<ProjectRecord> {
+        let q = project.quotas;
+        let updated = sqlx::query_as!(
+            ProjectRow,
+            "UPDATE projects SET name = $2, weight = $3, quota_activities = $4,
+                 quota_events_per_second = $5, quota_events_burst = $6,
+                 quota_runs_running = $7, quota_sources = $8, quota_subscriptions = $9,
+                 version = version + 1, updated_at = now()
+             WHERE id = $1 AND deleted_at IS NULL AND ($10::bigint IS NULL OR version = $10)
+             RETURNING id, name, weight, quota_activities, quota_events_per_second,
+                 quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
+                 version, created_at, updated_at",
+            id.as_str(),
+            project.name,
+            project.weight,
+            q.activities,
+            q.events_per_second,
+            q.events_burst,
+            q.runs_running,
+            q.sources,
+            q.subscriptions,
+            expected_version(expect),
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        match updated {
+            Some(row) => row.try_into(),
+            None => Err(self.mismatch(id).await),
+        }
+    }
+
+    /// Why a conditional write touched nothing: the current version, or
+    /// version 0 for a project that is not there.
+    async fn mismatch(&self, id: &ProjectId) -> StoreError {
+        match sqlx::query_scalar!(
+            "SELECT version FROM projects WHERE id = $1 AND deleted_at IS NULL",
+            id.as_str()
+        )
+        .fetch_optional(&self.pool)
+        .await
+        {
+            Ok(current) => StoreError::VersionMismatch {
+                current: current.unwrap_or(0),
+            },
+            Err(err) => err.into(),
+        }
+    }
+
+    /// Deletes the project if it owns nothing live; otherwise leaves it and
+    /// says what it owns. The row is kept, marked deleted (see the
+    /// migration). The project is locked for the count, so a key or row
+    /// naming it that commits first is counted.
+    pub async fn delete(&self, id: &ProjectId, expect: Expect) -> StoreResult<Option<Owned>> {
+        let mut tx = self.pool.begin().await?;
+        let version = sqlx::query_scalar!(
+            "SELECT version FROM projects WHERE id = $1 AND deleted_at IS NULL FOR UPDATE",
+            id.as_str(),
+        )
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        if let Some(expected) = expected_version(expect)
+            && expected != version
+        {
+            return Err(StoreError::VersionMismatch { current: version });
+        }
+        let owned = sqlx::query!(
+            r#"SELECT
+                 (SELECT count(*) FROM activities
+                   WHERE project_id = $1 AND deleted_at IS NULL) AS "activities!",
+                 (SELECT count(*) FROM sources WHERE project_id = $1) AS "sources!",
+                 (SELECT count(*) FROM subscriptions
+                   WHERE project_id = $1 AND deleted_at IS NULL) AS "subscriptions!",
+                 (SELECT count(*) FROM calendars WHERE project_id = $1) AS "calendars!",
+                 (SELECT count(*) FROM api_keys
+                   WHERE project_id = $1 AND revoked_at IS NULL) AS "keys!""#,
+            id.as_str(),
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        let owned = Owned {
+            activities: owned.activities,
+            sources: owned.sources,
+            subscriptions: owned.subscriptions,
+            calendars: owned.calendars,
+            keys: owned.keys,
+        };
+        if !owned.is_empty() {
+            return Ok(Some(owned));
+        }
+        sqlx::query!(
+            "UPDATE projects SET deleted_at = now(), version = version + 1, updated_at = now()
+             WHERE id = $1",
+            id.as_str(),
+        )
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(None)
+    }
+
+    /// What each of `ids` uses now: live activities, sources, live
+    /// subscriptions, runs running (from the running runs' index) and events
+    /// received in the last minute (from the events' time index).
+    pub async fn usage(&self, ids: &[ProjectId]) -> StoreResult<HashMap<ProjectId, Usage>> {
+        let names: Vec<String> = ids.iter().map(|id| id.as_str().to_owned()).collect();
+        let rows = sqlx::query!(
+            r#"SELECT p.id AS "id!",
+                 (SELECT count(*) FROM activities a
+                   WHERE a.project_id = p.id AND a.deleted_at IS NULL) AS "activities!",
+                 (SELECT count(*) FROM sources s WHERE s.project_id = p.id) AS "sources!",
+                 (SELECT count(*) FROM subscriptions s
+                   WHERE s.project_id = p.id AND s.deleted_at IS NULL) AS "subscriptions!",
+                 (SELECT count(*) FROM activity_runs r JOIN activities a ON a.id = r.activity_id
+                   WHERE r.status = 'running' AND a.project_id = p.id) AS "runs_running!",
+                 (SELECT count(*) FROM events e
+                   WHERE e.received_at > now() - interval '1 minute'
+                     AND e.project_id = p.id) AS "events_last_minute!"
+             FROM unnest($1::text[]) AS p (id)"#,
+            &names,
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut usage = HashMap::new();
+        for row in rows {
+            if let Ok(id) = ProjectId::parse(&row.id) {
+                usage.insert(
+                    id,
+                    Usage {
+                        activities: row.activities,
+                        sources: row.sources,
+                        subscriptions: row.subscriptions,
+                        runs_running: row.runs_running,
+                        events_last_minute: row.events_last_minute,
+                    },
+                );
+            }
+        }
+        Ok(usage)
+    }
+}
+
+fn deleted_id(id: &ProjectId) -> String {
+    format!("project `{id}` was deleted; the ID of a deleted project is not reused")
+}
