@@ -124,6 +124,7 @@ mod tests {
             start_at: Some(at(9, 5, 0)),
             end_at: Some(at(9, 8, 0)),
             jitter: None,
+            calendar: None,
         };
         let ats = |v: Vec<NominalTime>| v.into_iter().map(|t| t.at).collect::<Vec<_>>();
         // Start and end are both inclusive, like the engine's.
