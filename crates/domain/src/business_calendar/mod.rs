@@ -33,7 +33,7 @@ pub use input::{
 };
 pub use plan::{
     BeyondCoverage, CalendarMode, CalendarReason, CalendarRule, Fate, MAX_SCANNED, Named, Outcome,
-    Planned, fate, near_range, plan, runs_after, runs_at, runs_before,
+    Planned, fate, near_range, plan, rolled_extras, runs_after, runs_at, runs_before,
 };
 pub use rule::BusinessDayRule;
 

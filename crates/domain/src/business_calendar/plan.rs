@@ -80,7 +80,11 @@ fn local_date(calendar: &BusinessCalendar, at: DateTime<Utc>) -> NaiveDate {
 
 /// `at`'s wall time on `date`, in the calendar's zone: the first occurrence
 /// of a repeated time, the first instant after a gap for a missing one.
-fn same_wall_time(calendar: &BusinessCalendar, at: DateTime<Utc>, date: NaiveDate) -> DateTime<Utc> {
+fn same_wall_time(
+    calendar: &BusinessCalendar,
+    at: DateTime<Utc>,
+    date: NaiveDate,
+) -> DateTime<Utc> {
     let tz = calendar.timezone().tz();
     let time = at.with_timezone(&tz).time();
     match resolve(tz, date.and_time(time)) {
@@ -304,7 +308,11 @@ impl Named<'_> {
 
     fn rolled(&self, from: DateTime<Utc>, to: Option<DateTime<Utc>>, why: &str) -> String {
         match to {
-            Some(to) => format!("rolled from {} to {} ({why})", self.wall(from), self.wall(to)),
+            Some(to) => format!(
+                "rolled from {} to {} ({why})",
+                self.wall(from),
+                self.wall(to)
+            ),
             None => format!("rolled from {} to no business day ({why})", self.wall(from)),
         }
     }
@@ -416,10 +424,31 @@ pub fn near_range(
                     _ => break,
                 }
             }
-            let end = last
-                .checked_add_days(Days::new(1))
-                .map_or(to, start_of);
+            let end = last.checked_add_days(Days::new(1)).map_or(to, start_of);
             Some((to, end))
         }
     }
+}
+
+/// The times in `(after, until]` that run only because a time of the
+/// cadence rolled to them: the engine does not fire them (`is_fired` says
+/// which times it fires), so the service starts them itself. `originals`
+/// are the cadence's times that may roll into the range (those in it and
+/// those of [`near_range`]).
+pub fn rolled_extras(
+    calendar: &BusinessCalendar,
+    rule: &CalendarRule,
+    originals: impl Iterator<Item = NominalTime>,
+    is_fired: impl Fn(DateTime<Utc>) -> bool,
+    after: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> Vec<DateTime<Utc>> {
+    let mut out: Vec<DateTime<Utc>> = originals
+        .take(MAX_SCANNED)
+        .filter_map(|t| runs_at(calendar, rule, t.at).filter(|at| *at != t.at))
+        .filter(|at| after < *at && *at <= until && !is_fired(*at))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }

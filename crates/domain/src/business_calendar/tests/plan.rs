@@ -87,7 +87,11 @@ fn fates_of_a_holiday_friday_and_its_weekend() {
         (rule(BusinessDays, Roll::Next, R), 6, Fate::Run),
     ];
     for (rule, day, want) in table {
-        assert_eq!(&fate(&calendar, rule, nine(*day)), want, "{rule:?} on {day}");
+        assert_eq!(
+            &fate(&calendar, rule, nine(*day)),
+            want,
+            "{rule:?} on {day}"
+        );
     }
 }
 
@@ -140,7 +144,13 @@ fn runs_after_and_before_with_rolled_fridays() {
     let after = nine(1);
     let next = rule(CalendarMode::BusinessDays, Roll::Next, BeyondCoverage::Run);
     assert_eq!(
-        ats(runs_after(&calendar, &next, fridays.iter().copied(), after, 3)),
+        ats(runs_after(
+            &calendar,
+            &next,
+            fridays.iter().copied(),
+            after,
+            3
+        )),
         vec![nine(6), nine(10), nine(17)]
     );
     let previous = rule(
@@ -149,28 +159,58 @@ fn runs_after_and_before_with_rolled_fridays() {
         BeyondCoverage::Run,
     );
     assert_eq!(
-        ats(runs_after(&calendar, &previous, fridays.iter().copied(), after, 2)),
+        ats(runs_after(
+            &calendar,
+            &previous,
+            fridays.iter().copied(),
+            after,
+            2
+        )),
         vec![nine(2), nine(10)]
     );
     let exclude = rule(CalendarMode::Exclude, Roll::Skip, BeyondCoverage::Run);
     assert_eq!(
-        ats(runs_after(&calendar, &exclude, fridays.iter().copied(), after, 2)),
+        ats(runs_after(
+            &calendar,
+            &exclude,
+            fridays.iter().copied(),
+            after,
+            2
+        )),
         vec![nine(10), nine(17)]
     );
     // A daily cadence: Friday to Sunday collapse onto Monday, once.
     let daily = times(&[2, 3, 4, 5, 6, 7]);
     assert_eq!(
-        ats(runs_after(&calendar, &next, daily.iter().copied(), after, 3)),
+        ats(runs_after(
+            &calendar,
+            &next,
+            daily.iter().copied(),
+            after,
+            3
+        )),
         vec![nine(2), nine(6), nine(7)]
     );
     // Backwards, newest first: Monday 13 July back over the holiday weekend.
     let back = times(&[6, 5, 4, 3, 2, 1]);
     assert_eq!(
-        ats(runs_before(&calendar, &next, back.iter().copied(), nine(10), 3)),
+        ats(runs_before(
+            &calendar,
+            &next,
+            back.iter().copied(),
+            nine(10),
+            3
+        )),
         vec![nine(6), nine(2), nine(1)]
     );
     assert_eq!(
-        ats(runs_before(&calendar, &previous, back.iter().copied(), nine(10), 3)),
+        ats(runs_before(
+            &calendar,
+            &previous,
+            back.iter().copied(),
+            nine(10),
+            3
+        )),
         vec![nine(6), nine(2), nine(1)]
     );
 }
@@ -216,4 +256,40 @@ fn the_timeline_says_why() {
     assert_eq!(planned[0].detail.as_deref(), Some(holiday_text));
     assert_eq!(planned[0].outcome, Outcome::Excluded(holiday()));
     assert_eq!(near_range(&calendar, &exclude, nine(6), nine(7)), None);
+}
+
+#[test]
+fn rolled_times_the_engine_does_not_fire_are_extras() {
+    let calendar = us_2026("2026-12-31");
+    let next = rule(CalendarMode::BusinessDays, Roll::Next, BeyondCoverage::Run);
+    // Fridays: the engine fires 3, 10, 17 July; the holiday rolls to
+    // Monday 6 July, which only the service starts.
+    let fridays = times(&[3, 10]);
+    let fired = |at: DateTime<Utc>| fridays.iter().any(|t| t.at == at);
+    let extras = |after, until| {
+        rolled_extras(
+            &calendar,
+            &next,
+            fridays.iter().copied(),
+            fired,
+            after,
+            until,
+        )
+    };
+    assert_eq!(extras(nine(5), nine(7)), vec![nine(6)]);
+    assert_eq!(extras(nine(6), nine(7)), vec![]);
+    // Daily: Monday is fired by the engine anyway.
+    let daily = times(&[3, 4, 5, 6]);
+    let fired = |at: DateTime<Utc>| daily.iter().any(|t| t.at == at);
+    assert_eq!(
+        rolled_extras(
+            &calendar,
+            &next,
+            daily.iter().copied(),
+            fired,
+            nine(1),
+            nine(7)
+        ),
+        vec![]
+    );
 }
