@@ -1131,6 +1131,11 @@ export interface components {
             items: components["schemas"]["BatchItemResponse"][];
         };
         /**
+         * @description What a time after the calendar's `covered_until` does.
+         * @enum {string}
+         */
+        BeyondCoverage: "run" | "skip" | "pause";
+        /**
          * @description `[from, to)` in wall-clock time of the calendar's zone. A time the
          *     clocks pass twice is its first occurrence for `from` and its second for
          *     `to`; a time they skip is shifted forward by the gap.
@@ -1238,6 +1243,22 @@ export interface components {
             more: boolean;
             results: components["schemas"]["BulkRunResult"][];
         };
+        /**
+         * @description The business calendar a scheduled trigger's times answer to. Dates are
+         *     the calendar's, in its time zone; a rolled time keeps its wall time
+         *     there. Left-out fields keep their defaults.
+         */
+        CalendarBody: {
+            beyond_coverage?: null | components["schemas"]["BeyondCoverage"];
+            /**
+             * Format: uuid
+             * @description The calendar's ID (`/v1/calendars/{id}`); it must exist, and while
+             *     a trigger names it, it cannot be deleted.
+             */
+            id: string;
+            mode?: null | components["schemas"]["CalendarMode"];
+            roll?: null | components["schemas"]["Roll"];
+        };
         /** @description A calendar's dates from `from` through `to`. */
         CalendarDays: {
             /** Format: uuid */
@@ -1248,6 +1269,11 @@ export interface components {
             /** Format: int64 */
             version: number;
         };
+        /**
+         * @description How a trigger uses its calendar.
+         * @enum {string}
+         */
+        CalendarMode: "exclude" | "business_days";
         /** @description A business calendar as a client writes it. */
         CalendarRequest: {
             /**
@@ -1448,6 +1474,7 @@ export interface components {
         };
         /** @description Runs at the times of a cron expression in a time zone. */
         CronTrigger: {
+            calendar?: null | components["schemas"]["CalendarBody"];
             /**
              * Format: int64
              * @description How many missed fires `catchup` replays: 1 to 1000, default 10.
@@ -1853,6 +1880,7 @@ export interface components {
          *     created: `PT1H` runs on the hour.
          */
         IntervalTrigger: {
+            calendar?: null | components["schemas"]["CalendarBody"];
             /**
              * Format: int64
              * @description How many missed fires `catchup` replays: 1 to 1000, default 10.
@@ -2511,6 +2539,11 @@ export interface components {
             /** @description The contract ID, the same for every attempt. */
             workflow_id: string;
         };
+        /**
+         * @description What happens to a date that is not a business day.
+         * @enum {string}
+         */
+        Roll: "skip" | "next" | "previous";
         /** @description One attempt of a run. */
         RunAttemptResponse: {
             /**
@@ -2749,7 +2782,7 @@ export interface components {
          * @description Why a recorded run did not execute.
          * @enum {string}
          */
-        SkipReason: "misfire" | "catchup_limit" | "compressed" | "concurrency_limit" | "dst_policy" | "rate_limited" | "debounced";
+        SkipReason: "misfire" | "catchup_limit" | "compressed" | "concurrency_limit" | "dst_policy" | "rate_limited" | "debounced" | "holiday" | "weekend" | "blackout" | "rolled" | "beyond_coverage";
         /**
          * @description What runs when a wall time does not exist (the clocks go forward).
          * @enum {string}
@@ -2961,6 +2994,14 @@ export interface components {
              *     Absent without an executed run.
              */
             attempts?: number | null;
+            /**
+             * @description What the trigger's business calendar did with the time, e.g.
+             *     `holiday: "Independence Day" in us-nyse v3` or `rolled from
+             *     2026-07-03T09:00 to 2026-07-06T09:00 (...)` (wall times in the
+             *     calendar's zone), on the time rolled from and the time rolled to.
+             *     Absent where the calendar changed nothing.
+             */
+            calendar?: string | null;
             dst?: null | components["schemas"]["TimeNote"];
             reason?: null | components["schemas"]["TimelineReason"];
             /**
@@ -2978,7 +3019,7 @@ export interface components {
          * @description Why a nominal time has no execution.
          * @enum {string}
          */
-        TimelineReason: "misfire" | "catchup_limit" | "compressed" | "paused" | "before_start" | "not_yet_fired" | "temporal_unavailable" | "overlap_skipped" | "concurrency_limit" | "dst_policy" | "dst_gap" | "dst_repeat" | "rate_limited" | "debounced";
+        TimelineReason: "misfire" | "catchup_limit" | "compressed" | "paused" | "before_start" | "not_yet_fired" | "temporal_unavailable" | "overlap_skipped" | "concurrency_limit" | "dst_policy" | "dst_gap" | "dst_repeat" | "rate_limited" | "debounced" | "holiday" | "weekend" | "blackout" | "rolled" | "beyond_coverage";
         TimelineResponse: {
             items: components["schemas"]["TimelineEntry"][];
         };

@@ -277,11 +277,11 @@ fn rolled_times_the_engine_does_not_fire_are_extras() {
         )
     };
     assert_eq!(extras(nine(5), nine(7)), vec![nine(6)]);
-    assert_eq!(extras(nine(6), nine(7)), vec![]);
+    assert!(extras(nine(6), nine(7)).is_empty());
     // Daily: Monday is fired by the engine anyway.
     let daily = times(&[3, 4, 5, 6]);
     let fired = |at: DateTime<Utc>| daily.iter().any(|t| t.at == at);
-    assert_eq!(
+    assert!(
         rolled_extras(
             &calendar,
             &next,
@@ -289,7 +289,7 @@ fn rolled_times_the_engine_does_not_fire_are_extras() {
             fired,
             nine(1),
             nine(7)
-        ),
-        vec![]
+        )
+        .is_empty()
     );
 }
