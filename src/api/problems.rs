@@ -51,6 +51,7 @@ problems! {
     NoSuchSubscription = 404, "No such subscription";
     SourceNameTaken = 409, "A source with this name exists";
     CalendarNameTaken = 409, "A calendar with this name exists";
+    CalendarInUse = 409, "Activities' triggers name the calendar; the problem's detail names them";
     AuthenticationDisabled = 409, "Authentication is disabled: the stream needs no token";
     IdempotencyKeyReused = 409, "Idempotency-Key reused with another body";
     NotScheduled = 409, "Not a scheduled activity";

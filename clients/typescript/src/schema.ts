@@ -371,7 +371,10 @@ export interface paths {
          */
         put: operations["put_calendar"];
         post?: never;
-        /** Delete a calendar. */
+        /**
+         * Delete a calendar. A calendar that a live activity's trigger names is
+         *     kept: 409, naming the activities.
+         */
         delete: operations["delete_calendar"];
         options?: never;
         head?: never;
@@ -5134,6 +5137,15 @@ export interface operations {
             };
             /** @description No such calendar */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Activities' triggers name the calendar; the problem's detail names them */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
