@@ -377,3 +377,117 @@ async fn runs_over_a_blackout_are_the_preview(pool: PgPool) {
     assert_eq!(skipped, blackout, "{settled:?}");
     assert_eq!(ran, wanted, "{settled:?}");
 }
+
+/// Against a dev server: a Friday holiday rolled to Monday, which a Friday
+/// cron never fires. The reconciler's pass starts Monday's time once it is
+/// due, once; the engine's fire of the Friday is recorded skipped with
+/// reason `rolled`. Driven with the clock of that week (the activity's
+/// creation moved back before it, as `dst_backfill::extras` does); the
+/// launcher decides with today's clock, so the trigger is `catchup` with a
+/// limit the months since do not reach.
+#[sqlx::test(migrations = "./migrations")]
+async fn a_rolled_time_runs_once_and_its_friday_is_skipped(pool: PgPool) {
+    let server = shared_temporal();
+    let namespace = new_namespace(&server.address()).await;
+    let app = TestApp::spawn(pool.clone(), &server.address(), &namespace).await;
+    let _worker = app.worker(false, Default::default());
+    let calendar = create_calendar(&app, &nyse()).await;
+    let mut trigger = fridays(json!({"id": calendar, "roll": "next"}));
+    trigger["misfire_policy"] = json!("catchup");
+    trigger["catchup_limit"] = json!(1000);
+    let created = app
+        .create(
+            &json!({"name": "friday-close", "trigger": trigger, "tasks": [{"task_type": "noop"}]}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    let uuid: uuid::Uuid = id.parse().unwrap_or_else(|e| panic!("{e}"));
+    sqlx::query("UPDATE activities SET created_at = '2026-06-01T00:00:00Z' WHERE id = $1")
+        .bind(uuid)
+        .execute(&pool)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let services = &app.state.services;
+    let activity = services
+        .activities
+        .get(uuid)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let at = |t: &str| {
+        t.parse::<DateTime<Utc>>()
+            .unwrap_or_else(|e| panic!("{t}: {e}"))
+    };
+    let pass = |now: &'static str| {
+        let activity = activity.clone();
+        async move {
+            services
+                .schedules
+                .start_due_dst_extras(&[activity], at(now))
+                .await
+        }
+    };
+    let (friday, monday) = ("2026-07-03T13:00:00Z", "2026-07-06T13:00:00Z");
+    assert_eq!(pass("2026-07-06T12:59:59Z").await, 0, "not due yet");
+    assert_eq!(pass("2026-07-06T13:00:05Z").await, 1);
+    assert_eq!(pass("2026-07-06T13:00:10Z").await, 0, "started already");
+    // The engine's fire of the holiday, as the schedule would start it.
+    services
+        .activities
+        .gateway()
+        .start_launcher(uuid, at(friday), services.activities.task_queue(), false)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let runs = eventually(Duration::from_secs(60), || async {
+        let runs = app.runs_of(&id).await;
+        let settled = runs.len() == 2 && runs.iter().all(|r| r["status"] != "running");
+        settled.then_some(runs)
+    })
+    .await;
+    let mut seen: Vec<(String, String, Value)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["scheduled_for"].as_str().unwrap_or_default().to_owned(),
+                r["status"].as_str().unwrap_or_default().to_owned(),
+                r["skip_reason"].clone(),
+            )
+        })
+        .collect();
+    seen.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        seen,
+        vec![
+            (friday.to_owned(), "skipped".to_owned(), json!("rolled")),
+            (monday.to_owned(), "succeeded".to_owned(), Value::Null),
+        ]
+    );
+    assert_eq!(pass("2026-07-06T13:30:00Z").await, 0, "ran already");
+    let (_, timeline) = json(
+        app.get(&format!(
+            "/v1/activities/{id}/timeline?from=2026-07-03T00:00:00Z&to=2026-07-07T00:00:00Z"
+        ))
+        .await,
+    )
+    .await;
+    let items: Vec<(Value, Value, Value)> = timeline["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|i| {
+            (
+                i["scheduled_for"].clone(),
+                i["status"].clone(),
+                i["reason"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        items,
+        vec![
+            (json!(friday), json!("skipped"), json!("rolled")),
+            (json!(monday), json!("succeeded"), Value::Null),
+        ],
+        "{timeline}"
+    );
+}
