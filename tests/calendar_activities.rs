@@ -491,3 +491,53 @@ async fn a_rolled_time_runs_once_and_its_friday_is_skipped(pool: PgPool) {
         "{timeline}"
     );
 }
+
+/// Against a dev server: `beyond_coverage: pause`. The engine's fire of a
+/// time after `covered_until` is recorded skipped with reason
+/// `beyond_coverage`, and the activity is paused.
+#[sqlx::test(migrations = "./migrations")]
+async fn a_fire_beyond_coverage_pauses_the_activity(pool: PgPool) {
+    let server = shared_temporal();
+    let namespace = new_namespace(&server.address()).await;
+    let app = TestApp::spawn(pool.clone(), &server.address(), &namespace).await;
+    let _worker = app.worker(false, Default::default());
+    let mut short = nyse();
+    short["covered_until"] = json!("2026-07-05");
+    let calendar = create_calendar(&app, &short).await;
+    let trigger = fridays(json!({"id": calendar, "beyond_coverage": "pause"}));
+    let created = app
+        .create(&json!({"name": "friday-uncovered", "trigger": trigger, "tasks": [{"task_type": "noop"}]}))
+        .await;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(created["paused"], false, "{created}");
+    // Every next fire is past the coverage: none is shown.
+    assert_eq!(
+        created["schedule"]["next_fire_times"],
+        json!([]),
+        "{created}"
+    );
+    let uuid: uuid::Uuid = id.parse().unwrap_or_else(|e| panic!("{e}"));
+    let services = &app.state.services;
+    services
+        .activities
+        .gateway()
+        .start_launcher(
+            uuid,
+            "2026-07-10T13:00:00Z".parse().unwrap_or_default(),
+            services.activities.task_queue(),
+            false,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let run = eventually(Duration::from_secs(60), || async {
+        app.runs_of(&id).await.into_iter().next()
+    })
+    .await;
+    assert_eq!(
+        (&run["status"], &run["skip_reason"]),
+        (&json!("skipped"), &json!("beyond_coverage")),
+        "{run}"
+    );
+    let (_, activity) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+    assert_eq!(activity["paused"], true, "{activity}");
+}

@@ -956,7 +956,10 @@ export interface components {
             /** @description Open alerts of this activity (in `GET /v1/activities/{id}` only). */
             open_alerts?: components["schemas"]["AlertResponse"][] | null;
             pause_note?: string | null;
-            /** @description Paused by `POST /v1/activities/{id}/pause`. */
+            /**
+             * @description Paused by `POST /v1/activities/{id}/pause`, or by a fire after its
+             *     calendar's `covered_until` under `beyond_coverage: pause`.
+             */
             paused: boolean;
             /** @description The longest a run may take (ISO-8601). */
             run_timeout?: string | null;

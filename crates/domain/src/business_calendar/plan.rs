@@ -194,6 +194,12 @@ pub fn runs_after(
 ) -> Vec<NominalTime> {
     let mut out: BTreeMap<DateTime<Utc>, NominalTime> = BTreeMap::new();
     for t in times.take(MAX_SCANNED) {
+        // Past the coverage, under `skip` or `pause`, nothing later runs.
+        if rule.beyond_coverage != BeyondCoverage::Run
+            && !calendar.covers(local_date(calendar, t.at))
+        {
+            break;
+        }
         if out.len() >= count {
             let cutoff = out.keys().nth(count - 1).copied();
             if cutoff.is_some_and(|c| settled_forward(calendar, rule, t.at, c)) {

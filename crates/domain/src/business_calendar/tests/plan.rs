@@ -112,6 +112,13 @@ fn beyond_coverage_runs_skips_or_pauses() {
         // Friday's holiday rolls to a Monday past the coverage: it does
         // not run there.
         assert_eq!(runs_at(&calendar, &r, nine(3)), None);
+        // Nothing past the coverage runs; the search stops there.
+        let ats: Vec<DateTime<Utc>> =
+            runs_after(&calendar, &r, times(&[2, 6, 7]).into_iter(), nine(1), 3)
+                .into_iter()
+                .map(|t| t.at)
+                .collect();
+        assert_eq!(ats, vec![nine(2)]);
     }
 }
 
