@@ -222,6 +222,7 @@ fn trigger(cadence: Cadence) -> ScheduledTrigger {
         start_at: None,
         end_at: None,
         jitter: None,
+        calendar: None,
     }
 }
 

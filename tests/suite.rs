@@ -13,6 +13,7 @@ mod architecture;
 mod auth;
 #[path = "brokers/main.rs"]
 mod brokers;
+mod calendar_activities;
 mod calendar_conformance;
 mod calendars;
 mod checks;

@@ -172,7 +172,7 @@ test("the timeline shows a succeeded, a failed and a skipped time, each in its l
     await assertCell("failed", /failed/);
     await assertCell("overlap_skipped", /skipped: overlap/);
     // Every status and reason of the API is in the legend.
-    for (const k of ["queued", "running", "succeeded", "failed", "cancelled", "timed_out", "skipped", "misfire", "catchup_limit", "compressed", "concurrency_limit", "rate_limited", "debounced", "dst_policy", "dst_gap", "dst_repeat", "paused", "before_start", "not_yet_fired", "temporal_unavailable", "overlap_skipped"]) {
+    for (const k of ["queued", "running", "succeeded", "failed", "cancelled", "timed_out", "skipped", "misfire", "catchup_limit", "compressed", "concurrency_limit", "rate_limited", "debounced", "dst_policy", "dst_gap", "dst_repeat", "paused", "before_start", "not_yet_fired", "temporal_unavailable", "overlap_skipped", "holiday", "weekend", "blackout", "rolled", "beyond_coverage"]) {
         assert.equal(await page.locator(`.legend li[data-key="${k}"]`).count(), 1, `legend names ${k}`);
     }
 });

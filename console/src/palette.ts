@@ -30,6 +30,11 @@ const C: Record<string, [string, string]> = {
     before_start: ["#e1e5ea", "#30363d"],
     temporal_unavailable: ["#7a1f2b", "#c2515e"],
     overlap_skipped: ["#e5c100", "#f2d94e"],
+    holiday: ["#0f6e3a", "#56c98a"],
+    weekend: ["#6e7f8d", "#a3b3c0"],
+    blackout: ["#24292f", "#adbac7"],
+    rolled: ["#3a6ea5", "#7fb0e6"],
+    beyond_coverage: ["#8f3f71", "#d384b6"],
 };
 
 export function dark(): boolean {
@@ -74,6 +79,11 @@ export const STATUS_WORDS: Record<string, string> = {
     before_start: "before start_at / activity creation",
     temporal_unavailable: "Temporal unavailable",
     overlap_skipped: "skipped: overlap (previous still running)",
+    holiday: "not run: calendar holiday",
+    weekend: "not run: calendar weekend",
+    blackout: "not run: calendar blackout",
+    rolled: "rolled to another business day",
+    beyond_coverage: "not run: beyond calendar coverage",
 };
 
 export function words(key: string): string {
@@ -96,6 +106,11 @@ const REASON_SET: Record<TimelineReason, true> = {
     before_start: true,
     temporal_unavailable: true,
     overlap_skipped: true,
+    holiday: true,
+    weekend: true,
+    blackout: true,
+    rolled: true,
+    beyond_coverage: true,
 };
 /** Every run status (kept with the filters that check them) and every timeline reason the API has, in legend order. */
 export { RUN_STATUSES };

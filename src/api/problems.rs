@@ -54,6 +54,7 @@ problems! {
     CalendarNameTaken = 409, "A calendar with this name exists";
     ProjectIdTaken = 409, "A project with this ID exists, or a deleted one had it";
     ProjectNotEmpty = 409, "The project still owns something (the problem counts what), or is `default`";
+    CalendarInUse = 409, "Activities' triggers name the calendar; the problem's detail names them";
     AuthenticationDisabled = 409, "Authentication is disabled: the stream needs no token";
     IdempotencyKeyReused = 409, "Idempotency-Key reused with another body";
     NotScheduled = 409, "Not a scheduled activity";

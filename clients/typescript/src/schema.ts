@@ -371,7 +371,10 @@ export interface paths {
          */
         put: operations["put_calendar"];
         post?: never;
-        /** Delete a calendar. */
+        /**
+         * Delete a calendar. A calendar that a live activity's trigger names is
+         *     kept: 409, naming the activities.
+         */
         delete: operations["delete_calendar"];
         options?: never;
         head?: never;
@@ -1007,7 +1010,10 @@ export interface components {
             /** @description Open alerts of this activity (in `GET /v1/activities/{id}` only). */
             open_alerts?: components["schemas"]["AlertResponse"][] | null;
             pause_note?: string | null;
-            /** @description Paused by `POST /v1/activities/{id}/pause`. */
+            /**
+             * @description Paused by `POST /v1/activities/{id}/pause`, or by a fire after its
+             *     calendar's `covered_until` under `beyond_coverage: pause`.
+             */
             paused: boolean;
             /** @description The longest a run may take (ISO-8601). */
             run_timeout?: string | null;
@@ -1185,6 +1191,11 @@ export interface components {
             items: components["schemas"]["BatchItemResponse"][];
         };
         /**
+         * @description What a time after the calendar's `covered_until` does.
+         * @enum {string}
+         */
+        BeyondCoverage: "run" | "skip" | "pause";
+        /**
          * @description `[from, to)` in wall-clock time of the calendar's zone. A time the
          *     clocks pass twice is its first occurrence for `from` and its second for
          *     `to`; a time they skip is shifted forward by the gap.
@@ -1292,6 +1303,22 @@ export interface components {
             more: boolean;
             results: components["schemas"]["BulkRunResult"][];
         };
+        /**
+         * @description The business calendar a scheduled trigger's times answer to. Dates are
+         *     the calendar's, in its time zone; a rolled time keeps its wall time
+         *     there. Left-out fields keep their defaults.
+         */
+        CalendarBody: {
+            beyond_coverage?: null | components["schemas"]["BeyondCoverage"];
+            /**
+             * Format: uuid
+             * @description The calendar's ID (`/v1/calendars/{id}`); it must exist, and while
+             *     a trigger names it, it cannot be deleted.
+             */
+            id: string;
+            mode?: null | components["schemas"]["CalendarMode"];
+            roll?: null | components["schemas"]["Roll"];
+        };
         /** @description A calendar's dates from `from` through `to`. */
         CalendarDays: {
             /** Format: uuid */
@@ -1302,6 +1329,11 @@ export interface components {
             /** Format: int64 */
             version: number;
         };
+        /**
+         * @description How a trigger uses its calendar.
+         * @enum {string}
+         */
+        CalendarMode: "exclude" | "business_days";
         /** @description A business calendar as a client writes it. */
         CalendarRequest: {
             /**
@@ -1527,6 +1559,7 @@ export interface components {
         };
         /** @description Runs at the times of a cron expression in a time zone. */
         CronTrigger: {
+            calendar?: null | components["schemas"]["CalendarBody"];
             /**
              * Format: int64
              * @description How many missed fires `catchup` replays: 1 to 1000, default 10.
@@ -1932,6 +1965,7 @@ export interface components {
          *     created: `PT1H` runs on the hour.
          */
         IntervalTrigger: {
+            calendar?: null | components["schemas"]["CalendarBody"];
             /**
              * Format: int64
              * @description How many missed fires `catchup` replays: 1 to 1000, default 10.
@@ -2682,6 +2716,11 @@ export interface components {
             /** @description The contract ID, the same for every attempt. */
             workflow_id: string;
         };
+        /**
+         * @description What happens to a date that is not a business day.
+         * @enum {string}
+         */
+        Roll: "skip" | "next" | "previous";
         /** @description One attempt of a run. */
         RunAttemptResponse: {
             /**
@@ -2928,7 +2967,7 @@ export interface components {
          * @description Why a recorded run did not execute.
          * @enum {string}
          */
-        SkipReason: "misfire" | "catchup_limit" | "compressed" | "concurrency_limit" | "dst_policy" | "rate_limited" | "debounced";
+        SkipReason: "misfire" | "catchup_limit" | "compressed" | "concurrency_limit" | "dst_policy" | "rate_limited" | "debounced" | "holiday" | "weekend" | "blackout" | "rolled" | "beyond_coverage";
         /**
          * @description What runs when a wall time does not exist (the clocks go forward).
          * @enum {string}
@@ -3140,6 +3179,14 @@ export interface components {
              *     Absent without an executed run.
              */
             attempts?: number | null;
+            /**
+             * @description What the trigger's business calendar did with the time, e.g.
+             *     `holiday: "Independence Day" in us-nyse v3` or `rolled from
+             *     2026-07-03T09:00 to 2026-07-06T09:00 (...)` (wall times in the
+             *     calendar's zone), on the time rolled from and the time rolled to.
+             *     Absent where the calendar changed nothing.
+             */
+            calendar?: string | null;
             dst?: null | components["schemas"]["TimeNote"];
             reason?: null | components["schemas"]["TimelineReason"];
             /**
@@ -3157,7 +3204,7 @@ export interface components {
          * @description Why a nominal time has no execution.
          * @enum {string}
          */
-        TimelineReason: "misfire" | "catchup_limit" | "compressed" | "paused" | "before_start" | "not_yet_fired" | "temporal_unavailable" | "overlap_skipped" | "concurrency_limit" | "dst_policy" | "dst_gap" | "dst_repeat" | "rate_limited" | "debounced";
+        TimelineReason: "misfire" | "catchup_limit" | "compressed" | "paused" | "before_start" | "not_yet_fired" | "temporal_unavailable" | "overlap_skipped" | "concurrency_limit" | "dst_policy" | "dst_gap" | "dst_repeat" | "rate_limited" | "debounced" | "holiday" | "weekend" | "blackout" | "rolled" | "beyond_coverage";
         TimelineResponse: {
             items: components["schemas"]["TimelineEntry"][];
         };
@@ -5272,6 +5319,15 @@ export interface operations {
             };
             /** @description No such calendar */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Activities' triggers name the calendar; the problem's detail names them */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

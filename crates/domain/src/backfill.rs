@@ -147,6 +147,7 @@ mod tests {
             start_at: None,
             end_at: None,
             jitter: None,
+            calendar: None,
         }
     }
 

@@ -29,6 +29,30 @@ named_enum! {
         /// A later event of its `flow.debounce` key arrived within the
         /// period: that event's run took it (its dispatch names the run).
         Debounced = "debounced",
+        /// The trigger's calendar: a holiday.
+        Holiday = "holiday",
+        /// The trigger's calendar: a weekend day.
+        Weekend = "weekend",
+        /// The trigger's calendar: inside a blackout window.
+        Blackout = "blackout",
+        /// The trigger's calendar rolled the time to another business day,
+        /// where it runs under that time's own ID.
+        Rolled = "rolled",
+        /// After the calendar's `covered_until` (`beyond_coverage: skip` or
+        /// `pause`).
+        BeyondCoverage = "beyond_coverage",
+    }
+}
+
+impl From<&crate::business_calendar::CalendarReason> for SkipReason {
+    fn from(reason: &crate::business_calendar::CalendarReason) -> Self {
+        use crate::business_calendar::CalendarReason as C;
+        match reason {
+            C::Holiday { .. } => Self::Holiday,
+            C::Weekend => Self::Weekend,
+            C::Blackout { .. } => Self::Blackout,
+            C::BeyondCoverage => Self::BeyondCoverage,
+        }
     }
 }
 

@@ -128,6 +128,7 @@ mod tests {
             start_at: None,
             end_at: None,
             jitter: None,
+            calendar: None,
         }
     }
 

@@ -44,6 +44,17 @@ named_enum! {
         RateLimited = "rate_limited",
         /// Recorded skip: absorbed into a later event's run (`flow.debounce`).
         Debounced = "debounced",
+        /// The trigger's calendar: a holiday (the entry's `calendar` names it).
+        Holiday = "holiday",
+        /// The trigger's calendar: a weekend day.
+        Weekend = "weekend",
+        /// The trigger's calendar: inside a blackout window.
+        Blackout = "blackout",
+        /// The trigger's calendar rolled the time to another business day
+        /// (the entry's `calendar` says where).
+        Rolled = "rolled",
+        /// After the calendar's `covered_until`.
+        BeyondCoverage = "beyond_coverage",
     }
 }
 
@@ -57,6 +68,11 @@ impl From<SkipReason> for TimelineReason {
             SkipReason::DstPolicy => Self::DstPolicy,
             SkipReason::RateLimited => Self::RateLimited,
             SkipReason::Debounced => Self::Debounced,
+            SkipReason::Holiday => Self::Holiday,
+            SkipReason::Weekend => Self::Weekend,
+            SkipReason::Blackout => Self::Blackout,
+            SkipReason::Rolled => Self::Rolled,
+            SkipReason::BeyondCoverage => Self::BeyondCoverage,
         }
     }
 }

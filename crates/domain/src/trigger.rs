@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+use super::business_calendar::CalendarRule;
 use super::calendar::{CronSchedule, DstPolicy};
 use super::duration::IsoDuration;
 
@@ -218,6 +219,9 @@ pub struct ScheduledTrigger {
     pub start_at: Option<DateTime<Utc>>,
     pub end_at: Option<DateTime<Utc>>,
     pub jitter: Option<IsoDuration>,
+    /// The business calendar its times answer to, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calendar: Option<CalendarRule>,
 }
 
 /// An event type name such as `message.received`.

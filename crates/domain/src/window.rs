@@ -24,14 +24,13 @@ pub fn nominal_times_between(
         .collect()
 }
 
-/// A trigger's next `count` nominal times strictly after `after`, within its
-/// `start_at` (inclusive) and `end_at` (inclusive), as the engine clips the
-/// spec's start and end times.
-pub fn upcoming(
+/// A trigger's nominal times strictly after `after`, within its `start_at`
+/// (inclusive) and `end_at` (inclusive), as the engine clips the spec's
+/// start and end times.
+pub fn upcoming_times(
     trigger: &ScheduledTrigger,
     after: DateTime<Utc>,
-    count: usize,
-) -> Vec<NominalTime> {
+) -> impl Iterator<Item = NominalTime> + '_ {
     // Times are whole seconds: start a second before `start_at` so that it
     // counts, without walking from `after` through a far-off start.
     let from = match trigger.start_at {
@@ -41,8 +40,31 @@ pub fn upcoming(
     times_after(&trigger.cadence, from)
         .skip_while(|t| trigger.start_at.is_some_and(|s| t.at < s))
         .take_while(|t| trigger.end_at.is_none_or(|e| t.at <= e))
-        .take(count)
-        .collect()
+}
+
+/// A trigger's next `count` nominal times strictly after `after` (see
+/// [`upcoming_times`]).
+pub fn upcoming(
+    trigger: &ScheduledTrigger,
+    after: DateTime<Utc>,
+    count: usize,
+) -> Vec<NominalTime> {
+    upcoming_times(trigger, after).take(count).collect()
+}
+
+/// A trigger's nominal times strictly before `before` within its
+/// `start_at`/`end_at`, newest first.
+pub fn preceding_times(
+    trigger: &ScheduledTrigger,
+    before: DateTime<Utc>,
+) -> impl Iterator<Item = NominalTime> + '_ {
+    let from = match trigger.end_at {
+        Some(end) if end < before => end + chrono::Duration::seconds(1),
+        _ => before,
+    };
+    times_before(&trigger.cadence, from)
+        .skip_while(|t| trigger.end_at.is_some_and(|e| t.at > e))
+        .take_while(|t| trigger.start_at.is_none_or(|s| t.at >= s))
 }
 
 /// A trigger's `count` nominal times strictly before `before` within its
@@ -52,15 +74,7 @@ pub fn preceding(
     before: DateTime<Utc>,
     count: usize,
 ) -> Vec<NominalTime> {
-    let from = match trigger.end_at {
-        Some(end) if end < before => end + chrono::Duration::seconds(1),
-        _ => before,
-    };
-    times_before(&trigger.cadence, from)
-        .skip_while(|t| trigger.end_at.is_some_and(|e| t.at > e))
-        .take_while(|t| trigger.start_at.is_none_or(|s| t.at >= s))
-        .take(count)
-        .collect()
+    preceding_times(trigger, before).take(count).collect()
 }
 
 #[cfg(test)]
@@ -124,6 +138,7 @@ mod tests {
             start_at: Some(at(9, 5, 0)),
             end_at: Some(at(9, 8, 0)),
             jitter: None,
+            calendar: None,
         };
         let ats = |v: Vec<NominalTime>| v.into_iter().map(|t| t.at).collect::<Vec<_>>();
         // Start and end are both inclusive, like the engine's.

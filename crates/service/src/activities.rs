@@ -2,6 +2,7 @@
 //! PostgreSQL first, then Temporal is brought in line within the request
 //! when it answers (the reconciler finishes the job when it does not).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -9,10 +10,12 @@ use uuid::Uuid;
 
 use super::{Error, Result, found};
 use acp_domain::activity::{Activity, ActivityDefinition, SyncState};
+use acp_domain::business_calendar::{BusinessCalendar, CalendarRecord, runs_after};
 use acp_domain::ids;
 use acp_domain::query::{ActivityFilter, Expect, Keyset};
+use acp_domain::window::upcoming_times;
 use acp_store::activities::CreateOutcome;
-use acp_store::{ActivityStore, StoreError, StoreResult};
+use acp_store::{ActivityStore, CalendarStore, StoreError, StoreResult};
 use acp_temporal::translate::desired_schedule;
 use acp_temporal::{GatewayError, ScheduleView, TemporalGateway};
 
@@ -30,19 +33,31 @@ pub const NEXT_FIRE_TIMES: usize = 10;
 
 /// The next fire times of an activity after `now`, from the one definition
 /// of its times (`domain::calendar`, DST policy included) clipped to its
-/// `start_at`/`end_at`: what Temporal is made to run. None for event
-/// triggers, nor while the activity is paused, disabled or deleted.
-pub fn next_fire_times(activity: &Activity, now: DateTime<Utc>) -> Vec<DateTime<Utc>> {
+/// `start_at`/`end_at`, with its business calendar applied (`calendar`, the
+/// one its trigger names): what runs. None for event triggers, nor while the
+/// activity is paused, disabled or deleted.
+pub fn next_fire_times(
+    activity: &Activity,
+    calendar: Option<&BusinessCalendar>,
+    now: DateTime<Utc>,
+) -> Vec<DateTime<Utc>> {
     let Some(trigger) = activity.definition.trigger.as_scheduled() else {
         return vec![];
     };
     if activity.paused || !activity.definition.enabled || activity.deleted {
         return vec![];
     }
-    acp_domain::window::upcoming(trigger, now, NEXT_FIRE_TIMES)
-        .into_iter()
-        .map(|t| t.at)
-        .collect()
+    let times = match (&trigger.calendar, calendar) {
+        (Some(rule), Some(calendar)) => runs_after(
+            calendar,
+            rule,
+            upcoming_times(trigger, now),
+            now,
+            NEXT_FIRE_TIMES,
+        ),
+        _ => acp_domain::window::upcoming(trigger, now, NEXT_FIRE_TIMES),
+    };
+    times.into_iter().map(|t| t.at).collect()
 }
 
 /// An activity as a write left it, with its next fire times.
@@ -59,6 +74,7 @@ pub struct Written {
 #[derive(Clone)]
 pub struct Activities {
     store: ActivityStore,
+    calendars: CalendarStore,
     gateway: Arc<TemporalGateway>,
     task_queue: Arc<str>,
 }
@@ -66,6 +82,7 @@ pub struct Activities {
 impl Activities {
     pub fn new(store: ActivityStore, gateway: Arc<TemporalGateway>, task_queue: Arc<str>) -> Self {
         Self {
+            calendars: CalendarStore::new(store.pool().clone()),
             store,
             gateway,
             task_queue,
@@ -104,8 +121,71 @@ impl Activities {
         id: Uuid,
     ) -> Result<(Activity, Vec<DateTime<Utc>>)> {
         let activity = self.get(id).await?;
-        let next = next_fire_times(&activity, Utc::now());
+        let calendar = self.calendar_of(&activity).await?;
+        let next = next_fire_times(
+            &activity,
+            calendar.as_ref().map(|c| &c.calendar),
+            Utc::now(),
+        );
         Ok((activity, next))
+    }
+
+    /// The calendar an activity's trigger names, if it names one that
+    /// exists.
+    pub async fn calendar_of(&self, activity: &Activity) -> Result<Option<CalendarRecord>> {
+        let Some(rule) = activity
+            .definition
+            .trigger
+            .as_scheduled()
+            .and_then(|t| t.calendar)
+        else {
+            return Ok(None);
+        };
+        match self.calendars.get(rule.id).await {
+            Ok(record) => Ok(Some(record)),
+            Err(StoreError::NotFound) => Ok(None),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// The calendars the activities' triggers name, by ID.
+    pub async fn calendars_of(
+        &self,
+        activities: &[Activity],
+    ) -> Result<HashMap<Uuid, BusinessCalendar>> {
+        let mut out = HashMap::new();
+        for activity in activities {
+            if let Some(record) = self.calendar_of(activity).await?
+                && !out.contains_key(&record.id)
+            {
+                out.insert(record.id, record.calendar);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A definition may name only a calendar that exists.
+    async fn check_calendar(&self, definition: &ActivityDefinition) -> Result<()> {
+        let Some(rule) = definition.trigger.as_scheduled().and_then(|t| t.calendar) else {
+            return Ok(());
+        };
+        match self.calendars.get(rule.id).await {
+            Ok(_) => Ok(()),
+            Err(StoreError::NotFound) => Err(Error::invalid(
+                "trigger.calendar.id",
+                format!("no calendar has the ID {}", rule.id),
+            )),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    async fn next_of(&self, activity: &Activity) -> Result<Vec<DateTime<Utc>>> {
+        let calendar = self.calendar_of(activity).await?;
+        Ok(next_fire_times(
+            activity,
+            calendar.as_ref().map(|c| &c.calendar),
+            Utc::now(),
+        ))
     }
 
     pub async fn list(
@@ -124,6 +204,7 @@ impl Activities {
         definition: &ActivityDefinition,
         idempotency: Option<(&str, &str)>,
     ) -> Result<Written> {
+        self.check_calendar(definition).await?;
         match self
             .store
             .create(Uuid::new_v4(), definition, idempotency)
@@ -135,7 +216,7 @@ impl Activities {
                 Ok(written)
             }
             CreateOutcome::Replayed(activity) => Ok(Written {
-                next_fire_times: next_fire_times(&activity, Utc::now()),
+                next_fire_times: self.next_of(&activity).await?,
                 activity,
                 created: true,
                 replayed: true,
@@ -150,6 +231,7 @@ impl Activities {
         definition: &ActivityDefinition,
         expect: Expect,
     ) -> Result<Written> {
+        self.check_calendar(definition).await?;
         let (activity, created) = self.store.put(id, definition, expect).await?;
         let mut written = self.sync_unless_synced(activity).await?;
         written.created = created;
@@ -175,6 +257,7 @@ impl Activities {
             .into());
         }
         let definition = apply(&current.definition)?;
+        self.check_calendar(&definition).await?;
         let activity = self
             .store
             .replace_at(id, current.version, &definition)
@@ -196,7 +279,7 @@ impl Activities {
         self.sync(&activity).await?;
         let reloaded = self.store.get_any(activity.id).await?.unwrap_or(activity);
         Ok(Written {
-            next_fire_times: next_fire_times(&reloaded, Utc::now()),
+            next_fire_times: self.next_of(&reloaded).await?,
             activity: reloaded,
             created: false,
             replayed: false,
@@ -210,7 +293,7 @@ impl Activities {
     async fn sync_unless_synced(&self, activity: Activity) -> Result<Written> {
         if activity.sync.state == SyncState::Synced {
             Ok(Written {
-                next_fire_times: next_fire_times(&activity, Utc::now()),
+                next_fire_times: self.next_of(&activity).await?,
                 activity,
                 created: false,
                 replayed: false,

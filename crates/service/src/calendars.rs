@@ -16,6 +16,9 @@ use acp_store::{CalendarStore, StoreError};
 /// year grid and its neighbours.
 pub const MAX_DAYS: i64 = 800;
 
+/// How many of the activities that use a calendar a refused delete names.
+const USERS_NAMED: i64 = 20;
+
 /// A calendar read from an iCalendar file and stored.
 #[derive(Debug, Clone)]
 pub struct ImportedCalendar {
@@ -51,6 +54,19 @@ impl Calendars {
 
     pub async fn get(&self, id: Uuid) -> Result<CalendarRecord> {
         found(self.store.get(id).await, "calendar")
+    }
+
+    /// The calendar a trigger names (`trigger.calendar.id`): a missing one
+    /// is that field's error.
+    pub async fn named_by_trigger(&self, id: Uuid) -> Result<CalendarRecord> {
+        match self.store.get(id).await {
+            Ok(record) => Ok(record),
+            Err(StoreError::NotFound) => Err(Error::invalid(
+                "trigger.calendar.id",
+                format!("no calendar has the ID {id}"),
+            )),
+            Err(err) => Err(err.into()),
+        }
     }
 
     pub async fn list(
@@ -102,8 +118,26 @@ impl Calendars {
             .map_err(Error::from)?)
     }
 
+    /// Deletes the calendar; a calendar an activity's trigger names is
+    /// kept (a conflict naming the activities).
     pub async fn delete(&self, id: Uuid, expect: Expect) -> Result<()> {
-        found(self.store.delete(id, expect).await, "calendar")
+        let users = self.store.users(id, USERS_NAMED).await?;
+        if users.is_empty() && found(self.store.delete(id, expect).await, "calendar")? {
+            return Ok(());
+        }
+        let users = if users.is_empty() {
+            self.store.users(id, USERS_NAMED).await?
+        } else {
+            users
+        };
+        let named: Vec<String> = users
+            .iter()
+            .map(|(id, name)| format!("{name:?} ({id})"))
+            .collect();
+        Err(Error::Conflict(format!(
+            "the calendar is used by activities {}: change their trigger's calendar first",
+            named.join(", ")
+        )))
     }
 
     /// Each date of `[from, to]` in the calendar, with the calendar.

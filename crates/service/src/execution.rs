@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use acp_domain::run::{RunStatus, TaskStatus};
 use acp_store::runs::{NewRun, NewTask};
-use acp_store::{ActivityStore, FlowStore, RunStore, StoreError};
+use acp_store::{ActivityStore, CalendarStore, FlowStore, RunStore, StoreError};
 use acp_temporal::TemporalGateway;
 use acp_temporal::messages::*;
 
@@ -38,6 +38,7 @@ pub type ExecutionResult<T> = Result<T, ExecutionError>;
 /// wake queued runs and cancel the oldest) and the webhook client.
 pub struct Execution {
     activities: ActivityStore,
+    calendars: CalendarStore,
     runs: RunStore,
     flow: FlowStore,
     gateway: Arc<TemporalGateway>,
@@ -56,6 +57,7 @@ impl Execution {
     ) -> Self {
         Self {
             activities: ActivityStore::new(pool.clone()),
+            calendars: CalendarStore::new(pool.clone()),
             runs: RunStore::new(pool.clone()),
             flow: FlowStore::new(pool),
             gateway,

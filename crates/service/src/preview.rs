@@ -3,9 +3,10 @@
 
 use chrono::{DateTime, Utc};
 
+use acp_domain::business_calendar::{BusinessCalendar, runs_after, runs_before};
 use acp_domain::calendar::NominalTime;
 use acp_domain::trigger::ScheduledTrigger;
-use acp_domain::window::{preceding, upcoming};
+use acp_domain::window::{preceding, preceding_times, upcoming, upcoming_times};
 
 /// The most times one preview answers in each list.
 pub const MAX_COUNT: usize = 1000;
@@ -28,23 +29,41 @@ pub struct Around {
 }
 
 /// `count` times in each list (callers bound it by `MAX_COUNT`), within the
-/// trigger's `start_at`/`end_at`.
+/// trigger's `start_at`/`end_at`, with the business calendar its trigger
+/// names (`calendar`) applied: the times that run.
 pub fn preview(
     trigger: &ScheduledTrigger,
+    calendar: Option<&BusinessCalendar>,
     now: DateTime<Utc>,
     count: usize,
     around: Option<DateTime<Utc>>,
 ) -> Preview {
     let count = count.min(MAX_COUNT);
+    let after = |after: DateTime<Utc>| match (&trigger.calendar, calendar) {
+        (Some(rule), Some(calendar)) => {
+            runs_after(calendar, rule, upcoming_times(trigger, after), after, count)
+        }
+        _ => upcoming(trigger, after, count),
+    };
+    let before = |before: DateTime<Utc>| match (&trigger.calendar, calendar) {
+        (Some(rule), Some(calendar)) => runs_before(
+            calendar,
+            rule,
+            preceding_times(trigger, before),
+            before,
+            count,
+        ),
+        _ => preceding(trigger, before, count),
+    };
     Preview {
-        next: upcoming(trigger, now, count),
+        next: after(now),
         around: around.map(|at| {
-            let mut before = preceding(trigger, at, count);
+            let mut before = before(at);
             before.reverse();
             Around {
                 at,
                 before,
-                after: upcoming(trigger, at - chrono::Duration::seconds(1), count)
+                after: after(at - chrono::Duration::seconds(1))
                     .into_iter()
                     .filter(|t| t.at >= at)
                     .collect(),
@@ -74,6 +93,7 @@ mod tests {
             start_at: None,
             end_at: None,
             jitter: None,
+            calendar: None,
         }
     }
 
@@ -81,7 +101,13 @@ mod tests {
     fn around_a_dst_change_names_it() {
         // Berlin, 2027-03-28: 02:30 does not exist; shifted to 03:00 CEST = 01:00Z.
         let at = Utc.with_ymd_and_hms(2027, 3, 28, 0, 0, 0).unwrap();
-        let p = preview(&berlin("30 2 * * *", DstPolicy::default()), at, 2, Some(at));
+        let p = preview(
+            &berlin("30 2 * * *", DstPolicy::default()),
+            None,
+            at,
+            2,
+            Some(at),
+        );
         let around = p.around.unwrap();
         assert_eq!(
             around.before.last().unwrap().at,
@@ -99,7 +125,7 @@ mod tests {
             repeated: Repeated::Both,
             ..DstPolicy::default()
         };
-        let p = preview(&berlin("30 2 * * *", both), at, 2, None);
+        let p = preview(&berlin("30 2 * * *", both), None, at, 2, None);
         assert_eq!(
             p.next.iter().map(|t| (t.at, t.note)).collect::<Vec<_>>(),
             vec![
@@ -120,6 +146,7 @@ mod tests {
         let at = Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap();
         let p = preview(
             &berlin("* * * * *", DstPolicy::default()),
+            None,
             at,
             5000,
             Some(at),

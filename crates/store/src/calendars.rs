@@ -270,9 +270,31 @@ impl CalendarStore {
         }
     }
 
-    pub async fn delete(&self, id: Uuid, expect: Expect) -> StoreResult<()> {
+    /// The live activities whose trigger names the calendar, `(id, name)`
+    /// by name, at most `limit`.
+    pub async fn users(&self, id: Uuid, limit: i64) -> StoreResult<Vec<(Uuid, String)>> {
+        let rows = sqlx::query!(
+            "SELECT id, name FROM activities
+             WHERE deleted_at IS NULL AND definition -> 'trigger' -> 'calendar' IS NOT NULL
+               AND (definition -> 'trigger' -> 'calendar' ->> 'id') = $1
+             ORDER BY name, id LIMIT $2",
+            id.to_string(),
+            limit,
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.id, r.name)).collect())
+    }
+
+    /// Deletes the calendar unless a live activity names it (the caller
+    /// asks [`Self::users`] which; a row that is still there afterwards is
+    /// reported as not deleted, `Ok(false)`).
+    pub async fn delete(&self, id: Uuid, expect: Expect) -> StoreResult<bool> {
         let deleted = sqlx::query!(
-            "DELETE FROM calendars WHERE id = $1 AND ($2::bigint IS NULL OR version = $2)",
+            "DELETE FROM calendars WHERE id = $1 AND ($2::bigint IS NULL OR version = $2)
+               AND NOT EXISTS (SELECT 1 FROM activities
+                   WHERE deleted_at IS NULL AND definition -> 'trigger' -> 'calendar' IS NOT NULL
+                     AND (definition -> 'trigger' -> 'calendar' ->> 'id') = $1::text)",
             id,
             expected_version(expect),
         )
@@ -280,7 +302,10 @@ impl CalendarStore {
         .await?
         .rows_affected();
         if deleted > 0 {
-            return Ok(());
+            return Ok(true);
+        }
+        if !self.users(id, 1).await?.is_empty() {
+            return Ok(false);
         }
         match self.mismatch(id).await {
             StoreError::VersionMismatch { current: 0 } => Err(StoreError::NotFound),

@@ -211,6 +211,11 @@ pub async fn list_activities(
         .activities
         .list(&filter, after, limit + 1)
         .await?;
+    let calendars = state
+        .services
+        .activities
+        .calendars_of(&rows[..rows.len().min(limit as usize)])
+        .await?;
     let summaries = if summary {
         let ids: Vec<uuid::Uuid> = rows.iter().take(limit as usize).map(|a| a.id).collect();
         state.services.runs.summaries(&ids, now).await?
@@ -223,7 +228,13 @@ pub async fn list_activities(
         ActivityCursor::SCOPE,
         |a| (a.created_at, a.id),
         |a| {
-            let next = next_fire_times(&a, now);
+            let calendar = a
+                .definition
+                .trigger
+                .as_scheduled()
+                .and_then(|t| t.calendar)
+                .and_then(|rule| calendars.get(&rule.id));
+            let next = next_fire_times(&a, calendar, now);
             let found = summaries.get(&a.id).cloned();
             let mut body = render(a, next);
             if let Some(s) = found {

@@ -131,7 +131,8 @@ pub struct ActivityResponse {
     /// The activity at a glance (with `?include=summary` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<crate::api::stats::ActivitySummaryResponse>,
-    /// Paused by `POST /v1/activities/{id}/pause`.
+    /// Paused by `POST /v1/activities/{id}/pause`, or by a fire after its
+    /// calendar's `covered_until` under `beyond_coverage: pause`.
     pub paused: bool,
     pub pause_note: Option<String>,
     pub created_at: DateTime<Utc>,

@@ -1,12 +1,14 @@
 //! `POST /v1/schedules/preview`: a trigger's nominal times, not saved.
 
 use axum::Json;
+use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::trigger_model::{TriggerBody, parse_trigger_body};
 use super::trigger_schema::ScheduledTriggerBody;
+use crate::api::AppState;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{ApiQuery, JsonBody};
 use crate::api::problems;
@@ -102,6 +104,7 @@ fn times(list: Vec<NominalTime>) -> Vec<PreviewTime> {
 )]
 #[tracing::instrument(skip_all)]
 pub async fn preview_schedule(
+    State(state): State<AppState>,
     ApiQuery(query): ApiQuery<PreviewQuery>,
     JsonBody(request): JsonBody<PreviewRequest>,
 ) -> ApiResult<Json<PreviewResponse>> {
@@ -144,7 +147,24 @@ pub async fn preview_schedule(
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
     }
-    let p = preview(scheduled, Utc::now(), count as usize, around);
+    let calendar = match scheduled.calendar {
+        Some(rule) => Some(
+            state
+                .services
+                .calendars
+                .named_by_trigger(rule.id)
+                .await?
+                .calendar,
+        ),
+        None => None,
+    };
+    let p = preview(
+        scheduled,
+        calendar.as_ref(),
+        Utc::now(),
+        count as usize,
+        around,
+    );
     Ok(Json(PreviewResponse {
         next: times(p.next),
         around: p.around.map(|a| PreviewAround {

@@ -116,7 +116,10 @@ pub struct TimelineEntry {
     /// or a time the engine fired there that the policy does not want) and
     /// `dst_repeat` (the occurrence of a repeated wall time that `repeated:
     /// first` or `last` does not run; a fire of it is recorded as a skipped
-    /// run with skip_reason `dst_policy`).
+    /// run with skip_reason `dst_policy`), or the trigger's calendar does
+    /// not run it here: `holiday`, `weekend`, `blackout`, `rolled` (it runs
+    /// on another business day instead) or `beyond_coverage` (`calendar`
+    /// says which holiday, blackout or roll).
     pub reason: Option<TimelineReason>,
     /// How many attempts the run has had: 1, or more once retried (its
     /// `status` is the latest attempt's, so the time's final outcome).
@@ -129,6 +132,13 @@ pub struct TimelineEntry {
     /// `dst_repeat` (its wall time happened twice). Absent for ordinary times.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dst: Option<TimeNote>,
+    /// What the trigger's business calendar did with the time, e.g.
+    /// `holiday: "Independence Day" in us-nyse v3` or `rolled from
+    /// 2026-07-03T09:00 to 2026-07-06T09:00 (...)` (wall times in the
+    /// calendar's zone), on the time rolled from and the time rolled to.
+    /// Absent where the calendar changed nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calendar: Option<String>,
 }
 
 impl From<Entry> for TimelineEntry {
@@ -141,6 +151,7 @@ impl From<Entry> for TimelineEntry {
             reason: e.reason,
             attempts: e.attempts,
             dst: e.dst,
+            calendar: e.calendar,
         }
     }
 }

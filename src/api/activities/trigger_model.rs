@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 use super::trigger_schema::TriggerBodyDoc;
 use crate::api::field_errors::Errors;
 use acp_domain::FieldError;
+use acp_domain::business_calendar::{BeyondCoverage, CalendarMode, CalendarRule, Roll};
 use acp_domain::calendar::{DstPolicy, Repeated, Skipped};
 use acp_domain::duration::IsoDuration;
 use acp_domain::trigger::{
@@ -80,6 +81,13 @@ pub struct TriggerBody {
         deserialize_with = "crate::api::field_errors::object_only"
     )]
     pub dst: Option<DstBody>,
+    /// The business calendar the times answer to (`cron` and `interval`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::api::field_errors::object_only"
+    )]
+    pub calendar: Option<CalendarBody>,
 }
 
 impl utoipa::PartialSchema for TriggerBody {
@@ -115,6 +123,38 @@ pub struct DstBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Skipped>, example = "shift")]
     pub skipped: Option<String>,
+}
+
+/// The business calendar a scheduled trigger's times answer to. Dates are
+/// the calendar's, in its time zone; a rolled time keeps its wall time
+/// there. Left-out fields keep their defaults.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CalendarBody {
+    /// The calendar's ID (`/v1/calendars/{id}`); it must exist, and while
+    /// a trigger names it, it cannot be deleted.
+    #[schema(value_type = uuid::Uuid)]
+    pub id: String,
+    /// `business_days` (default): a time on a non-business day is skipped
+    /// or rolled as `roll` says. `exclude`: no time on a non-business day
+    /// runs (`roll` stays `skip`). In both, no time inside a blackout runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<CalendarMode>, example = "business_days")]
+    pub mode: Option<String>,
+    /// A time on a non-business day: `skip` (default) does not run it;
+    /// `next` or `previous` runs it on the nearest business day after or
+    /// before, at the same wall time (several times that land on one
+    /// instant run once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Roll>, example = "next")]
+    pub roll: Option<String>,
+    /// A time after the calendar's `covered_until`: `run` (default) judges
+    /// it by what the calendar knows (its weekend days and listed dates);
+    /// `skip` records it skipped (`beyond_coverage`); `pause` does that and
+    /// pauses the activity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<BeyondCoverage>, example = "run")]
+    pub beyond_coverage: Option<String>,
 }
 
 /// An event type name: 1 to 200 of letters, digits and `. _ - : /`.
@@ -160,6 +200,7 @@ pub(super) fn parse_trigger(errors: &mut Errors, body: TriggerBody) -> Option<Tr
             ("end_at", body.end_at.is_some()),
             ("jitter", body.jitter.is_some()),
             ("dst", body.dst.is_some()),
+            ("calendar", body.calendar.is_some()),
         ] {
             not_for(errors, field, present, "event");
         }
@@ -271,6 +312,7 @@ pub(super) fn parse_trigger(errors: &mut Errors, body: TriggerBody) -> Option<Tr
         .jitter
         .as_deref()
         .map(|t| errors.take("trigger.jitter", IsoDuration::parse(t)));
+    let calendar = body.calendar.as_ref().map(|c| parse_calendar(errors, c));
     Some(Trigger::Scheduled(ScheduledTrigger {
         cadence: cadence?,
         misfire_policy: misfire_policy?,
@@ -279,7 +321,42 @@ pub(super) fn parse_trigger(errors: &mut Errors, body: TriggerBody) -> Option<Tr
         start_at: start_at.map_or(Some(None), |v| v.map(Some))?,
         end_at: end_at.map_or(Some(None), |v| v.map(Some))?,
         jitter: jitter.map_or(Some(None), |v| v.map(Some))?,
+        calendar: calendar.map_or(Some(None), |v| v.map(Some))?,
     }))
+}
+
+fn parse_calendar(errors: &mut Errors, body: &CalendarBody) -> Option<CalendarRule> {
+    let id = errors.take(
+        "trigger.calendar.id",
+        uuid::Uuid::parse_str(&body.id).map_err(|_| format!("`{}` is not a UUID", body.id)),
+    );
+    let mode = match &body.mode {
+        Some(text) => errors.take("trigger.calendar.mode", CalendarMode::parse(text)),
+        None => Some(CalendarMode::BusinessDays),
+    };
+    let roll = match &body.roll {
+        Some(text) => errors.take("trigger.calendar.roll", Roll::parse(text)),
+        None => Some(Roll::Skip),
+    };
+    if mode == Some(CalendarMode::Exclude) && roll.is_some_and(|r| r != Roll::Skip) {
+        errors.push(
+            "trigger.calendar.roll",
+            "rolls only in mode business_days; mode exclude does not run a non-business day's times",
+        );
+    }
+    let beyond_coverage = match &body.beyond_coverage {
+        Some(text) => errors.take(
+            "trigger.calendar.beyond_coverage",
+            BeyondCoverage::parse(text),
+        ),
+        None => Some(BeyondCoverage::Run),
+    };
+    Some(CalendarRule {
+        id: id?,
+        mode: mode?,
+        roll: roll?,
+        beyond_coverage: beyond_coverage?,
+    })
 }
 
 pub(super) fn parse_dst(errors: &mut Errors, body: Option<&DstBody>) -> Option<DstPolicy> {
@@ -314,6 +391,7 @@ pub(super) fn trigger_body(trigger: &Trigger) -> TriggerBody {
         end_at: None,
         jitter: None,
         dst: None,
+        calendar: None,
     };
     match trigger {
         Trigger::Event { event_types } => {
@@ -349,6 +427,12 @@ pub(super) fn trigger_body(trigger: &Trigger) -> TriggerBody {
                 .end_at
                 .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
             body.jitter = s.jitter.map(|j| j.to_string());
+            body.calendar = s.calendar.map(|c| CalendarBody {
+                id: c.id.to_string(),
+                mode: Some(c.mode.as_str().to_owned()),
+                roll: Some(c.roll.as_str().to_owned()),
+                beyond_coverage: Some(c.beyond_coverage.as_str().to_owned()),
+            });
         }
     }
     body

@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 use utoipa::openapi::Object;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, SchemaType, Type};
 
-use super::trigger_model::{DstBody, EventTypeName};
+use super::trigger_model::{CalendarBody, DstBody, EventTypeName};
 use acp_domain::trigger::MisfirePolicy;
 
 /// An ISO-8601 duration as `IsoDuration` reads it: days, hours, minutes and
@@ -186,6 +186,9 @@ pub struct CronTrigger {
     end_at: Option<String>,
     #[schema(schema_with = jitter)]
     jitter: Option<String>,
+    /// The business calendar the times answer to: which of them run on
+    /// non-business days and in blackouts.
+    calendar: Option<CalendarBody>,
 }
 
 /// Runs at the multiples of `every` since the Unix epoch (1970-01-01T00:00Z),
@@ -213,6 +216,9 @@ pub struct IntervalTrigger {
     end_at: Option<String>,
     #[schema(schema_with = jitter)]
     jitter: Option<String>,
+    /// The business calendar the times answer to: which of them run on
+    /// non-business days and in blackouts.
+    calendar: Option<CalendarBody>,
 }
 
 /// Runs once per accepted event of one of `event_types`.

@@ -238,7 +238,8 @@ pub async fn patch_calendar(
     Ok(respond(StatusCode::OK, record))
 }
 
-/// Delete a calendar.
+/// Delete a calendar. A calendar that a live activity's trigger names is
+/// kept: 409, naming the activities.
 #[utoipa::path(
     delete,
     path = "/v1/calendars/{id}",
@@ -252,6 +253,7 @@ pub async fn patch_calendar(
         (status = 204, description = "Deleted"),
         problems::BadId,
         problems::NoSuchCalendar,
+        problems::CalendarInUse,
         problems::StaleIfMatch,
         problems::PostgresUnavailable,
     )

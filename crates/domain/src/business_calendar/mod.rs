@@ -16,6 +16,7 @@
 mod days;
 mod ical;
 mod input;
+mod plan;
 mod rule;
 #[cfg(test)]
 mod tests;
@@ -29,6 +30,10 @@ pub use days::{Dated, DayKind, DayStatus, NotBusiness, Roll};
 pub use ical::{ImportOptions, ImportWarning, Imported, import_ical};
 pub use input::{
     BlackoutInput, CalendarInput, HolidayInput, WorkingDayInput, parse_date, parse_local,
+};
+pub use plan::{
+    BeyondCoverage, CalendarMode, CalendarReason, CalendarRule, Fate, MAX_SCANNED, Named, Outcome,
+    Planned, fate, near_range, plan, rolled_extras, runs_after, runs_at, runs_before,
 };
 pub use rule::BusinessDayRule;
 

@@ -14,6 +14,7 @@ fn trigger(policy: MisfirePolicy, limit: i64) -> ScheduledTrigger {
         start_at: None,
         end_at: None,
         jitter: None,
+        calendar: None,
     }
 }
 

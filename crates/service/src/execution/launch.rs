@@ -3,10 +3,12 @@
 //! run recorded as `skipped` runs.
 
 use super::{Execution, ExecutionResult};
+use acp_domain::business_calendar::{BeyondCoverage, Fate, fate};
 use acp_domain::ids;
 use acp_domain::misfire::{Decision, Fire, SkipReason, catch_up_times, decide};
 use acp_domain::run::RunTrigger;
 use acp_domain::trigger::Cadence;
+use acp_store::StoreError;
 use acp_temporal::messages::*;
 
 impl Execution {
@@ -73,6 +75,48 @@ impl Execution {
                 .await?;
             Ok(())
         };
+        if let Some(rule) = &trigger.calendar {
+            // The engine fires the plain cadence; the calendar decides here,
+            // before the misfire rule, which of its times run. A time rolled
+            // to another day runs under that day's own ID (started by the
+            // reconciler when the engine does not fire it).
+            match self.calendars.get(rule.id).await {
+                Ok(record) => match fate(&record.calendar, rule, input.scheduled_for) {
+                    Fate::Run => {}
+                    Fate::Excluded(reason) => {
+                        let reason = SkipReason::from(&reason);
+                        if reason == SkipReason::BeyondCoverage
+                            && rule.beyond_coverage == BeyondCoverage::Pause
+                        {
+                            let note = format!(
+                                "paused: {} is not covered past {}",
+                                record.calendar.name(),
+                                record
+                                    .calendar
+                                    .covered_until()
+                                    .map_or_else(String::new, |d| d.to_string())
+                            );
+                            self.activities
+                                .set_paused(activity.id, true, Some(&note))
+                                .await?;
+                            tracing::info!(activity_id = %activity.id, "{note}");
+                        }
+                        skip(reason).await?;
+                        return Ok(none(reason.as_str()));
+                    }
+                    Fate::Rolled { .. } => {
+                        skip(SkipReason::Rolled).await?;
+                        return Ok(none(SkipReason::Rolled.as_str()));
+                    }
+                },
+                // Deleting a calendar in use is refused; should the row be
+                // gone anyway, the plain cadence runs.
+                Err(StoreError::NotFound) => {
+                    tracing::warn!(activity_id = %activity.id, calendar_id = %rule.id, "the trigger's calendar does not exist");
+                }
+                Err(err) => return Err(err.into()),
+            }
+        }
         Ok(match decide(trigger, fire) {
             Decision::Run { window_start } => Prepared {
                 run: Some(run_at(input.scheduled_for, window_start)),

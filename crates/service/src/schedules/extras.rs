@@ -8,8 +8,10 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::Schedules;
 use acp_domain::activity::Activity;
-use acp_domain::calendar::dst_exceptions;
+use acp_domain::business_calendar::{near_range, rolled_extras};
+use acp_domain::calendar::{dst_exceptions, times_after};
 use acp_domain::run::StartOutcome;
+use acp_domain::trigger::ScheduledTrigger;
 
 /// How far back a pass looks for extra times that have not started. Passes
 /// come every few seconds; an hour covers a reconciler that was down for a
@@ -36,15 +38,22 @@ impl Schedules {
                 continue;
             };
             let after = (now - EXTRAS_LOOKBACK).max(activity.created_at);
-            let due: Vec<DateTime<Utc>> = dst_exceptions(&trigger.cadence, after, now)
+            let mut due: Vec<DateTime<Utc>> = dst_exceptions(&trigger.cadence, after, now)
                 .extra
                 .into_iter()
                 .map(|t| t.at)
-                .filter(|t| {
-                    trigger.start_at.is_none_or(|s| *t >= s)
-                        && trigger.end_at.is_none_or(|e| *t <= e)
-                })
                 .collect();
+            match self.calendar_extras(activity, trigger, after, now).await {
+                Ok(rolled) => due.extend(rolled),
+                Err(err) => {
+                    tracing::warn!(error = %err, activity_id = %activity.id, "could not read the trigger's calendar");
+                }
+            }
+            due.retain(|t| {
+                trigger.start_at.is_none_or(|s| *t >= s) && trigger.end_at.is_none_or(|e| *t <= e)
+            });
+            due.sort();
+            due.dedup();
             if due.is_empty() {
                 continue;
             }
@@ -56,6 +65,42 @@ impl Schedules {
             }
         }
         started
+    }
+
+    /// The times in `(after, now]` a time of the cadence rolled to (by the
+    /// trigger's business calendar) that the engine does not fire.
+    async fn calendar_extras(
+        &self,
+        activity: &Activity,
+        trigger: &ScheduledTrigger,
+        after: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<DateTime<Utc>>, crate::Error> {
+        let Some(rule) = &trigger.calendar else {
+            return Ok(Vec::new());
+        };
+        let Some(record) = self.activities.calendar_of(activity).await? else {
+            return Ok(Vec::new());
+        };
+        let Some((near_from, near_to)) = near_range(&record.calendar, rule, after, now) else {
+            return Ok(Vec::new());
+        };
+        let tick = Duration::nanoseconds(1);
+        let near = times_after(&trigger.cadence, near_from - tick).take_while(|t| t.at < near_to);
+        let within = times_after(&trigger.cadence, after).take_while(|t| t.at <= now);
+        let is_fired = |at: DateTime<Utc>| {
+            times_after(&trigger.cadence, at - tick)
+                .next()
+                .is_some_and(|t| t.at == at)
+        };
+        Ok(rolled_extras(
+            &record.calendar,
+            rule,
+            near.chain(within),
+            is_fired,
+            after,
+            now,
+        ))
     }
 
     async fn start_extras(

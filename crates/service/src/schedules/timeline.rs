@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use super::{Error, MAX_TIMES, Result, Schedules, scheduled};
 use acp_domain::backfill::declined_reason;
+use acp_domain::business_calendar::{Named, Outcome, Planned, near_range, plan};
 use acp_domain::calendar::{NominalTime, TimeNote, dst_declined, times_after};
 use acp_domain::ids;
 use acp_domain::misfire::SkipReason;
@@ -31,6 +32,9 @@ pub struct TimelineEntry {
     /// `dst_gap` (shifted past a gap, or declined there) or `dst_repeat`
     /// (a wall time that happened twice); `None` for an ordinary time.
     pub dst: Option<TimeNote>,
+    /// What the trigger's business calendar did with the time (excluded
+    /// it, rolled it away, rolled another time here); `None` otherwise.
+    pub calendar: Option<String>,
 }
 
 impl Schedules {
@@ -83,6 +87,7 @@ impl Schedules {
             },
             attempts: run.executed().then_some(run.attempt),
             dst: dst(t.note),
+            calendar: None,
         };
         let without_run = |t: &NominalTime, status, reason| TimelineEntry {
             scheduled_for: t.at,
@@ -92,17 +97,67 @@ impl Schedules {
             reason: Some(reason),
             attempts: None,
             dst: dst(t.note),
+            calendar: None,
         };
-        let mut entries: Vec<TimelineEntry> = wanted
-            .iter()
-            .map(|t| match runs.get(&t.at) {
-                Some(run) => with_run(t, run, false),
-                None => match skipped_by_span(t.at, &spans) {
-                    Some(reason) => without_run(t, TimelineStatus::Skipped, reason.into()),
-                    None => {
-                        without_run(t, TimelineStatus::None, reason_without_run(t.at, &history))
+        let calendar = self.activities.calendar_of(&activity).await?;
+        let planned = match (&trigger.calendar, &calendar) {
+            (Some(rule), Some(record)) => {
+                let near = match near_range(&record.calendar, rule, from, to) {
+                    // Bounded like the range itself; a longer run of
+                    // non-business days shows only its latest rolls.
+                    Some((a, b)) => {
+                        times_after(&trigger.cadence, a - chrono::Duration::nanoseconds(1))
+                            .take_while(|t| t.at < b)
+                            .take(MAX_TIMES)
+                            .collect()
                     }
-                },
+                    None => Vec::new(),
+                };
+                let named = Named {
+                    calendar: &record.calendar,
+                    version: record.version,
+                };
+                plan(named, rule, &wanted, &near, from, to)
+            }
+            _ => wanted
+                .iter()
+                .map(|t| Planned {
+                    at: t.at,
+                    note: t.note,
+                    outcome: Outcome::Run,
+                    detail: None,
+                })
+                .collect(),
+        };
+        let mut entries: Vec<TimelineEntry> = planned
+            .into_iter()
+            .map(|p| {
+                let t = NominalTime {
+                    at: p.at,
+                    note: p.note,
+                };
+                let mut entry = match (&p.outcome, runs.get(&t.at)) {
+                    (_, Some(run)) => with_run(&t, run, false),
+                    (Outcome::Excluded(reason) | Outcome::RolledAway(reason), None) => {
+                        let reason = match p.outcome {
+                            Outcome::RolledAway(_) => TimelineReason::Rolled,
+                            _ => SkipReason::from(reason).into(),
+                        };
+                        without_run(&t, TimelineStatus::None, reason)
+                    }
+                    (Outcome::Run | Outcome::RolledHere, None) => {
+                        match skipped_by_span(t.at, &spans) {
+                            Some(reason) => without_run(&t, TimelineStatus::Skipped, reason.into()),
+                            None => without_run(
+                                &t,
+                                TimelineStatus::None,
+                                reason_without_run(t.at, &history),
+                            ),
+                        }
+                    }
+                };
+                entry.calendar = p.detail;
+                entry
             })
             .chain(declined.iter().map(|t| match runs.get(&t.at) {
                 Some(run) => with_run(t, run, true),

@@ -55,6 +55,7 @@ fn scheduled(cadence: Cadence, policy: MisfirePolicy, limit: i64) -> Trigger {
         start_at: None,
         end_at: None,
         jitter: None,
+        calendar: None,
     })
 }
 
@@ -224,6 +225,7 @@ fn cron_calendar_table() {
             start_at: None,
             end_at: None,
             jitter: None,
+            calendar: None,
         });
         let got: Vec<String> = spec
             .structured_calendar
@@ -256,6 +258,7 @@ fn februarys_last_day_by_leap_year() {
         start_at: None,
         end_at: None,
         jitter: None,
+        calendar: None,
     });
     let calendars = &spec.structured_calendar;
     assert_eq!(calendars.len(), 4);

@@ -3,6 +3,7 @@
 
 mod days;
 mod ical;
+mod plan;
 mod validation;
 
 use super::*;
