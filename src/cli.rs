@@ -1,5 +1,6 @@
 //! Subcommands of the one binary, and what each one runs.
 
+use acp_domain::audit::Actor;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 
@@ -120,7 +121,9 @@ async fn run_keys(command: KeysCommand, settings: &Settings) -> anyhow::Result<(
             let name = crate::api::keys::validate_name(&name).map_err(|_| {
                 anyhow::anyhow!("--name must be 1 to 200 characters, no control characters")
             })?;
-            let (key, token) = keys.create(name, scope).await?;
+            let (key, token) = keys
+                .create(name, scope, &Actor::command_line("create_key"))
+                .await?;
             eprintln!(
                 "created API key {} ({}, scope {}); the token below is shown only now:",
                 key.id, key.name, key.scope
@@ -145,11 +148,13 @@ async fn run_keys(command: KeysCommand, settings: &Settings) -> anyhow::Result<(
                 );
             }
         }
-        KeysCommand::Revoke { id } => match keys.revoke(id).await {
-            Ok(key) => eprintln!("revoked API key {} ({})", key.id, key.name),
-            Err(acp_service::Error::NotFound(_)) => anyhow::bail!("no API key {id}"),
-            Err(err) => return Err(err.into()),
-        },
+        KeysCommand::Revoke { id } => {
+            match keys.revoke(id, &Actor::command_line("revoke_key")).await {
+                Ok(key) => eprintln!("revoked API key {} ({})", key.id, key.name),
+                Err(acp_service::Error::NotFound(_)) => anyhow::bail!("no API key {id}"),
+                Err(err) => return Err(err.into()),
+            }
+        }
     }
     Ok(())
 }

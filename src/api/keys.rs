@@ -1,5 +1,6 @@
 //! `/v1/keys`: API keys, for `admin` keys. A token is shown once, at creation.
 
+use crate::api::caller::Caller;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -90,10 +91,11 @@ pub fn validate_name(name: &str) -> ApiResult<&str> {
 #[tracing::instrument(skip_all)]
 pub async fn create_key(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     JsonBody(request): JsonBody<CreateKeyRequest>,
 ) -> ApiResult<Response> {
     let name = validate_name(&request.name)?;
-    let (key, token) = state.keys.create(name, request.scope).await?;
+    let (key, token) = state.keys.create(name, request.scope, &actor).await?;
     tracing::info!(key_id = %key.id, scope = %key.scope, "API key created");
     let location = format!("/v1/keys/{}", key.id);
     Ok((
@@ -161,12 +163,13 @@ pub async fn get_key(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state))]
+#[tracing::instrument(skip(actor, state))]
 pub async fn revoke_key(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
 ) -> ApiResult<Json<KeyResponse>> {
-    let key = state.keys.revoke(id).await?;
+    let key = state.keys.revoke(id, &actor).await?;
     tracing::info!(key_id = %key.id, "API key revoked");
     Ok(Json(render(key)))
 }

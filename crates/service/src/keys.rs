@@ -6,6 +6,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::{Result, found};
+use acp_domain::audit::Actor;
 use acp_domain::auth::{ApiKey, KeyFacts, Rejection, Scope, UnconfirmedKey};
 use acp_store::KeyStore;
 use acp_store::changes::ChangeStore;
@@ -26,8 +27,13 @@ impl Keys {
     }
 
     /// A new key with its token, which exists nowhere else.
-    pub async fn create(&self, name: &str, scope: Scope) -> Result<(ApiKey, String)> {
-        Ok(self.store.create(name, scope).await?)
+    pub async fn create(
+        &self,
+        name: &str,
+        scope: Scope,
+        actor: &Actor,
+    ) -> Result<(ApiKey, String)> {
+        Ok(self.store.create(name, scope, actor).await?)
     }
 
     /// Every key, newest first, revoked ones included.
@@ -40,8 +46,8 @@ impl Keys {
     }
 
     /// Revokes a key; revoking it again keeps its first revocation time.
-    pub async fn revoke(&self, id: Uuid) -> Result<ApiKey> {
-        found(self.store.revoke(id).await, "API key")
+    pub async fn revoke(&self, id: Uuid, actor: &Actor) -> Result<ApiKey> {
+        found(self.store.revoke(id, actor).await, "API key")
     }
 
     /// The key a token (already split by [`acp_domain::auth::parse`]) stands

@@ -4,8 +4,18 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::{StoreError, StoreResult};
+use super::{StoreError, StoreResult, audit};
+use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::auth::{self, ApiKey, KeyFacts, NewToken, Rejection, Scope, UnconfirmedKey};
+
+/// A key as an audit entry keeps it: never its secret's hash.
+fn snapshot(key: &ApiKey) -> serde_json::Value {
+    serde_json::json!({
+        "name": key.name,
+        "scope": key.scope.as_str(),
+        "revoked_at": key.revoked_at,
+    })
+}
 
 #[derive(Debug, Clone)]
 struct KeyRow {
@@ -44,12 +54,18 @@ impl KeyStore {
     }
 
     /// Creates a key and returns it with its token, which exists nowhere else.
-    pub async fn create(&self, name: &str, scope: Scope) -> StoreResult<(ApiKey, String)> {
+    pub async fn create(
+        &self,
+        name: &str,
+        scope: Scope,
+        actor: &Actor,
+    ) -> StoreResult<(ApiKey, String)> {
         let NewToken {
             key_id,
             token,
             secret_sha256,
         } = auth::mint().map_err(StoreError::Other)?;
+        let mut tx = self.pool.begin().await?;
         let row = sqlx::query_as!(
             KeyRow,
             "INSERT INTO api_keys (id, name, scope, secret_sha256) VALUES ($1, $2, $3, $4)
@@ -59,9 +75,13 @@ impl KeyStore {
             scope.as_str(),
             &secret_sha256[..],
         )
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await?;
-        Ok((row.try_into()?, token))
+        let key: ApiKey = row.try_into()?;
+        let note = Note::definition(Subject::api_key(key.id), None, Some(snapshot(&key)));
+        audit::append(&mut tx, actor, &note).await?;
+        tx.commit().await?;
+        Ok((key, token))
     }
 
     /// Every key, newest first, revoked ones included.
@@ -88,16 +108,34 @@ impl KeyStore {
     }
 
     /// Revokes a key; revoking a revoked key keeps its first revocation time.
-    pub async fn revoke(&self, id: Uuid) -> StoreResult<ApiKey> {
+    pub async fn revoke(&self, id: Uuid, actor: &Actor) -> StoreResult<ApiKey> {
+        let mut tx = self.pool.begin().await?;
+        let before = sqlx::query_as!(
+            KeyRow,
+            "SELECT id, name, scope, created_at, revoked_at FROM api_keys WHERE id = $1
+             FOR UPDATE",
+            id,
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        let before: ApiKey = before.try_into()?;
         let row = sqlx::query_as!(
             KeyRow,
             "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1
              RETURNING id, name, scope, created_at, revoked_at",
             id,
         )
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await?;
-        row.try_into()
+        let key: ApiKey = row.try_into()?;
+        let note = Note::definition(
+            Subject::api_key(id),
+            Some(snapshot(&before)),
+            Some(snapshot(&key)),
+        );
+        audit::append(&mut tx, actor, &note).await?;
+        tx.commit().await?;
+        Ok(key)
     }
 
     /// The key a token (already split by [`auth::parse`]) stands for, with
