@@ -266,7 +266,7 @@ impl Walk {
                 let path = format!("/v1/activities/{a}/runs/{verb}");
                 let body = ok(api.post(&path, &json!({})).await, &[200]);
                 assert!(
-                    body["items"].as_array().is_some_and(|i| !i.is_empty()),
+                    body["results"].as_array().is_some_and(|i| !i.is_empty()),
                     "{body}"
                 );
                 activity(&a)

@@ -215,6 +215,30 @@ fn bulk_summary(request: &BulkRequest, done: &BulkDone) -> serde_json::Value {
     })
 }
 
+/// One run's failure as its item; what is not about that one run (a bug)
+/// fails the request.
+fn failed_item(
+    err: Error,
+    item: impl Fn(BulkOutcome, Option<i32>, Option<String>) -> BulkItem,
+) -> Result<BulkItem> {
+    match err {
+        Error::Conflict(detail) => Ok(item(BulkOutcome::Skipped, None, Some(detail))),
+        Error::NotFound(what) => Ok(item(
+            BulkOutcome::Skipped,
+            None,
+            Some(format!("{what} no longer exists")),
+        )),
+        Error::Temporal(e @ acp_temporal::GatewayError::Unavailable(_)) => {
+            Ok(item(BulkOutcome::Unavailable, None, Some(e.to_string())))
+        }
+        Error::Temporal(e) => Ok(item(BulkOutcome::Skipped, None, Some(e.to_string()))),
+        Error::Store(acp_store::StoreError::Unavailable(e)) => {
+            Ok(item(BulkOutcome::Unavailable, None, Some(e.to_string())))
+        }
+        other => Err(other),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,29 +268,5 @@ mod tests {
         assert_eq!(digest["runs"][0]["run_id"], run_id.to_string());
         assert_eq!(digest["runs"][0]["outcome"], "retried");
         assert_eq!(digest["more"], true);
-    }
-}
-
-/// One run's failure as its item; what is not about that one run (a bug)
-/// fails the request.
-fn failed_item(
-    err: Error,
-    item: impl Fn(BulkOutcome, Option<i32>, Option<String>) -> BulkItem,
-) -> Result<BulkItem> {
-    match err {
-        Error::Conflict(detail) => Ok(item(BulkOutcome::Skipped, None, Some(detail))),
-        Error::NotFound(what) => Ok(item(
-            BulkOutcome::Skipped,
-            None,
-            Some(format!("{what} no longer exists")),
-        )),
-        Error::Temporal(e @ acp_temporal::GatewayError::Unavailable(_)) => {
-            Ok(item(BulkOutcome::Unavailable, None, Some(e.to_string())))
-        }
-        Error::Temporal(e) => Ok(item(BulkOutcome::Skipped, None, Some(e.to_string()))),
-        Error::Store(acp_store::StoreError::Unavailable(e)) => {
-            Ok(item(BulkOutcome::Unavailable, None, Some(e.to_string())))
-        }
-        other => Err(other),
     }
 }
