@@ -1,5 +1,6 @@
 //! Subcommands of the one binary, and what each one runs.
 
+use acp_domain::audit::Actor;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 
@@ -147,7 +148,15 @@ async fn run_keys(command: KeysCommand, settings: &Settings) -> anyhow::Result<(
             } else {
                 scope.unwrap_or(Scope::Read)
             };
-            let (key, token) = match keys.create_in(name, scope, project.as_ref()).await {
+            let (key, token) = match keys
+                .create_in(
+                    name,
+                    scope,
+                    project.as_ref(),
+                    &Actor::command_line("create_key"),
+                )
+                .await
+            {
                 Err(acp_service::Error::Invalid(errors)) => anyhow::bail!(
                     "{}",
                     errors
@@ -187,11 +196,13 @@ async fn run_keys(command: KeysCommand, settings: &Settings) -> anyhow::Result<(
                 );
             }
         }
-        KeysCommand::Revoke { id } => match keys.revoke(id).await {
-            Ok(key) => eprintln!("revoked API key {} ({})", key.id, key.name),
-            Err(acp_service::Error::NotFound(_)) => anyhow::bail!("no API key {id}"),
-            Err(err) => return Err(err.into()),
-        },
+        KeysCommand::Revoke { id } => {
+            match keys.revoke(id, &Actor::command_line("revoke_key")).await {
+                Ok(key) => eprintln!("revoked API key {} ({})", key.id, key.name),
+                Err(acp_service::Error::NotFound(_)) => anyhow::bail!("no API key {id}"),
+                Err(err) => return Err(err.into()),
+            }
+        }
     }
     Ok(())
 }

@@ -112,7 +112,11 @@ async fn key(app: &TestApp, scope: Scope) -> (String, String) {
     let (_, token) = app
         .state
         .keys
-        .create(&format!("{scope}-key"), scope)
+        .create(
+            &format!("{scope}-key"),
+            scope,
+            &acp_domain::audit::Actor::command_line("create_key"),
+        )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let id = acp_domain::auth::parse(&token)
@@ -139,7 +143,10 @@ async fn every_v1_operation_by_every_scope(pool: PgPool) {
     let (revoked_id, revoked) = key(&app, Scope::Admin).await;
     app.state
         .keys
-        .revoke(revoked_id.parse().unwrap_or_default())
+        .revoke(
+            revoked_id.parse().unwrap_or_default(),
+            &acp_domain::audit::Actor::command_line("revoke_key"),
+        )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let forged = {

@@ -12,6 +12,7 @@
 
 use acp_domain::activity::ActivityDefinition;
 use acp_domain::alert::{AlertKind, Breach};
+use acp_domain::audit::Actor;
 use acp_domain::auth::{Scope, UnconfirmedKey};
 use acp_domain::query::{ActivityFilter, AlertFilter, EventFilter, RunFilter};
 use acp_domain::run::{RunStatus, RunTrigger};
@@ -46,7 +47,7 @@ async fn an_activity(pool: &PgPool) -> Uuid {
     .expect("a valid definition");
     let id = Uuid::new_v4();
     ActivityStore::new(pool.clone())
-        .create(id, &def, None)
+        .create(id, &def, None, &Actor::command_line("create_activity"))
         .await
         .expect("create the activity");
     id
@@ -149,6 +150,7 @@ async fn run_list_every_variant(pool: PgPool) {
             "dynamic-sql",
             Scope::Read,
             Some(&acp_domain::project::ProjectId::default_project()),
+            &Actor::command_line("create_key"),
         )
         .await
         .expect("create a key");

@@ -10,6 +10,7 @@ mod activities;
 #[path = "alerts/main.rs"]
 mod alerts;
 mod architecture;
+mod audit;
 mod auth;
 #[path = "brokers/main.rs"]
 mod brokers;

@@ -156,6 +156,11 @@ fn bearer(request: &Request) -> Result<&str, ApiError> {
 #[derive(Debug, Clone, Copy)]
 pub struct CallerKey(pub uuid::Uuid);
 
+/// The calling key's name, when authenticating it read its row (a key
+/// checked in memory on the busiest routes has only its ID here).
+#[derive(Debug, Clone)]
+pub struct KeyName(pub String);
+
 fn refused(rejection: Rejection) -> Response {
     tracing::info!(?rejection, "bearer token refused");
     let why = match rejection {
@@ -218,19 +223,19 @@ pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: N
     let facts = confirmed_in_statement(request.method(), &route)
         .then(|| known.get(id))
         .flatten();
-    let (scope, pending) = match facts {
+    let (scope, pending, name) = match facts {
         Some(facts) => {
             if !auth::verify(secret, &facts.secret_sha256) {
                 return refused(Rejection::WrongSecret);
             }
-            (facts.scope, Some(UnconfirmedKey::new(id)))
+            (facts.scope, Some(UnconfirmedKey::new(id)), None)
         }
         None => match keys.authenticate(id, secret).await {
             Ok(Ok((key, facts))) => {
                 if let Some(facts) = facts {
                     known.remember(key.id, facts);
                 }
-                (key.scope, None)
+                (key.scope, None, Some(key.name))
             }
             Ok(Err(rejection)) => return refused(rejection),
             Err(err) => return ApiError::from(err).into_response(),
@@ -251,6 +256,9 @@ pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: N
         .into_response();
     }
     request.extensions_mut().insert(CallerKey(id));
+    if let Some(name) = name {
+        request.extensions_mut().insert(KeyName(name));
+    }
     let Some(pending) = pending else {
         return next.run(request).await;
     };

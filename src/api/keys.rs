@@ -1,6 +1,7 @@
 //! `/v1/keys`: API keys, for `admin` keys (their own project's) and
 //! `operator` keys (every key). A token is shown once, at creation.
 
+use crate::api::caller::Caller;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -185,12 +186,16 @@ pub fn validate_name(name: &str) -> ApiResult<&str> {
 pub async fn create_key(
     State(state): State<AppState>,
     caller: Option<Extension<CallerKey>>,
+    Caller(actor): Caller,
     JsonBody(request): JsonBody<CreateKeyRequest>,
 ) -> ApiResult<Response> {
     let name = validate_name(&request.name)?;
     let managed = managed_project(&state, caller).await?;
     let (scope, project) = new_key_project(&request, &managed)?;
-    let (key, token) = state.keys.create_in(name, scope, project.as_ref()).await?;
+    let (key, token) = state
+        .keys
+        .create_in(name, scope, project.as_ref(), &actor)
+        .await?;
     tracing::info!(key_id = %key.id, scope = %key.scope, project = ?key.project, "API key created");
     let location = format!("/v1/keys/{}", key.id);
     Ok((
@@ -272,15 +277,16 @@ pub async fn get_key(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state))]
+#[tracing::instrument(skip(actor, state))]
 pub async fn revoke_key(
     State(state): State<AppState>,
     caller: Option<Extension<CallerKey>>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
 ) -> ApiResult<Json<KeyResponse>> {
     let managed = managed_project(&state, caller).await?;
     visible(state.keys.get(id).await?, &managed)?;
-    let key = state.keys.revoke(id).await?;
+    let key = state.keys.revoke(id, &actor).await?;
     tracing::info!(key_id = %key.id, "API key revoked");
     Ok(Json(render(key)))
 }

@@ -3,8 +3,10 @@
 
 pub mod activities;
 pub mod alerts;
+pub mod audit;
 pub mod auth;
 pub mod calendars;
+pub mod caller;
 pub mod console;
 pub mod error;
 pub mod events;
@@ -125,6 +127,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(subscriptions::list_deliveries))
         .routes(routes!(keys::create_key, keys::list_keys))
         .routes(routes!(keys::get_key))
+        .routes(routes!(audit::list_audit))
         .routes(routes!(keys::revoke_key))
         .routes(routes!(
             projects::handlers::create_project,

@@ -21,6 +21,7 @@ use utoipa::OpenApi;
         (name = "stream", description = "Every change as Server-Sent Events, resumable from the change log"),
         (name = "keys", description = "API keys (scope `admin`, in its project)"),
         (name = "projects", description = "Projects: the teams sharing the service, their weights, quotas and usage (scope `operator`)"),
+        (name = "audit", description = "Which API key made which write to what (scope `admin`)"),
         (name = "retention", description = "How long history is kept, and what the next retention pass drops (scope `admin`)"),
         (name = "health", description = "Liveness, readiness and metrics (no key needed)"),
     ),

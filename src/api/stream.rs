@@ -27,7 +27,7 @@ use acp_domain::change::Change;
 use acp_service::changes::ChangeFeed;
 
 /// Every kind of change the stream carries.
-pub const KINDS: [&str; 19] = [
+pub const KINDS: [&str; 20] = [
     "run.created",
     "run.status_changed",
     "run.task_started",
@@ -47,6 +47,7 @@ pub const KINDS: [&str; 19] = [
     "alert.opened",
     "alert.resolved",
     "event.dispatched",
+    "audit.recorded",
 ];
 
 /// How often an idle stream sends a comment (and checks its key is live).
@@ -151,7 +152,7 @@ fn parse_kinds(text: &str) -> Result<Vec<String>, ApiError> {
                 Err(ApiError::bad_field(
                     "kinds",
                     format!(
-                        "`{k}` is not a kind: use run, activity, calendar, alert, event or one of {}",
+                        "`{k}` is not a kind: use run, activity, calendar, alert, event, audit or one of {}",
                         KINDS.join(", ")
                     ),
                 ))

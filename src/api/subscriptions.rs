@@ -2,6 +2,7 @@
 //! record of every delivery attempt. `admin` only: a subscription sees
 //! every activity's runs.
 
+use crate::api::caller::Caller;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -170,6 +171,7 @@ pub struct PageQuery {
 #[tracing::instrument(skip_all)]
 pub async fn create_subscription(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     JsonBody(request): JsonBody<SubscriptionRequest>,
 ) -> ApiResult<Response> {
     let mut errors = Vec::new();
@@ -194,15 +196,18 @@ pub async fn create_subscription(
     let created = state
         .services
         .notifications
-        .create_subscription(&Subscription {
-            id: Uuid::new_v4(),
-            url: target.url,
-            secret_ref: target.secret_ref,
-            types: target.types.iter().map(|t| t.as_str().to_owned()).collect(),
-            activity_id: request.activity_id,
-            description: request.description,
-            created_at: Utc::now(),
-        })
+        .create_subscription(
+            &Subscription {
+                id: Uuid::new_v4(),
+                url: target.url,
+                secret_ref: target.secret_ref,
+                types: target.types.iter().map(|t| t.as_str().to_owned()).collect(),
+                activity_id: request.activity_id,
+                description: request.description,
+                created_at: Utc::now(),
+            },
+            &actor,
+        )
         .await?;
     tracing::info!(subscription_id = %created.id, "subscription created");
     let location = format!("/v1/subscriptions/{}", created.id);
@@ -284,12 +289,17 @@ pub async fn get_subscription(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state))]
+#[tracing::instrument(skip(actor, state))]
 pub async fn delete_subscription(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
 ) -> ApiResult<StatusCode> {
-    state.services.notifications.delete_subscription(id).await?;
+    state
+        .services
+        .notifications
+        .delete_subscription(id, &actor)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -57,7 +57,11 @@ impl TestApp {
         let state = acp::api::AppState::new(pool.clone(), gateway, TASK_QUEUE);
         let (_, token) = state
             .keys
-            .create("tests", acp_domain::auth::Scope::Operator)
+            .create(
+                "tests",
+                acp_domain::auth::Scope::Operator,
+                &acp_domain::audit::Actor::command_line("create_key"),
+            )
             .await
             .unwrap_or_else(|e| panic!("create the test key: {e}"));
         let router = acp::app::build_router_with(state.clone(), options);

@@ -337,6 +337,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the audit log, newest first: one entry per write the API accepted
+         *     (event ingestion aside), naming the key, the operation and the subject.
+         */
+        get: operations["list_audit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/calendars": {
         parameters: {
             query?: never;
@@ -1132,6 +1152,50 @@ export interface components {
              * @description The receiver's HTTP status, when it answered.
              */
             status_code?: number | null;
+        };
+        /** @description One write, as the audit log keeps it. */
+        AuditEntryResponse: {
+            /**
+             * Format: date-time
+             * @description When the write was made (its transaction's time).
+             */
+            at: string;
+            /**
+             * @description A definition's write: `{"before": …, "after": …}` (`null` for the
+             *     side where there is none). An action (trigger, cancel, retry,
+             *     backfill, bulk): `{"summary": …}`, what was asked and done.
+             */
+            change: Record<string, unknown>;
+            /**
+             * Format: uuid
+             * @description The API key that made it; `null` with authentication disabled or
+             *     from the command line (`acp keys …`).
+             */
+            key_id?: string | null;
+            /** @description That key's name at the time. */
+            key_name?: string | null;
+            /**
+             * @description The operation's ID in the OpenAPI document, e.g. `pause_activity`.
+             * @example pause_activity
+             */
+            operation: string;
+            /**
+             * @description The request's `x-request-id`, as its response and the service's log
+             *     line carry it.
+             */
+            request_id: string;
+            /**
+             * Format: int64
+             * @description Grows with every entry: the order entries were appended in.
+             */
+            seq: number;
+            /** @description Which one: its ID. */
+            subject_id: string;
+            /**
+             * @description What kind of resource the write was to.
+             * @example activity
+             */
+            subject_type: string;
         };
         /**
          * @description Whether requests need an API key.
@@ -2221,6 +2285,14 @@ export interface components {
          */
         Page_AlertResponse: {
             items: components["schemas"]["AlertResponse"][];
+            next_cursor?: string | null;
+        };
+        /**
+         * @description A page of results, newest first. Pass `next_cursor` back as `cursor` for
+         *     the next page; `null` means this is the last one.
+         */
+        Page_AuditEntryResponse: {
+            items: components["schemas"]["AuditEntryResponse"][];
             next_cursor?: string | null;
         };
         /**
@@ -4896,6 +4968,79 @@ export interface operations {
             };
             /** @description No such alert */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PostgreSQL unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_audit: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 200 (default 50). */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                /** @description Only this key's writes. */
+                key_id?: string;
+                /** @description Only this operation's entries (an operation ID, e.g. `delete_activity`). */
+                operation?: string;
+                /** @description Only writes to this kind of resource. */
+                subject_type?: string;
+                /** @description Only writes to the resource with this ID. */
+                subject_id?: string;
+                /** @description Made at or after (RFC 3339). */
+                since?: string;
+                /** @description Made before (RFC 3339). */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_AuditEntryResponse"];
+                };
+            };
+            /** @description Bad parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or not a live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this operation */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1224,6 +1224,28 @@ describe("activity-control-plane through the generated TypeScript client", () =>
         problem(await acp.DELETE("/v1/projects/{id}", { params: { path: { id: "default" } } }), 409);
     });
 
+    it("audit: each write names its key, operation and subject", async () => {
+        const revokes = ok(
+            await acp.GET("/v1/audit", { params: { query: { operation: "revoke_key", limit: 1 } } }),
+            200,
+        );
+        const last = revokes.items[0];
+        assert.ok(last, "the revoke above is recorded");
+        assert.equal(last.subject_type, "api_key");
+        assert.equal(last.operation, "revoke_key");
+        assert.ok(last.request_id.length > 0);
+        assert.notEqual(last.change["after"], null);
+        const onActivity = ok(
+            await acp.GET("/v1/audit", {
+                params: { query: { subject_type: "activity", subject_id: activityId, limit: 200 } },
+            }),
+            200,
+        );
+        const ops = onActivity.items.map((e) => e.operation);
+        assert.ok(ops.includes("pause_activity"), `operations: ${ops.join(", ")}`);
+        problem(await acp.GET("/v1/audit", { params: { query: { subject_type: "planet" } } }), 400);
+    });
+
     it("delete the activities (If-Match), their history stays", async () => {
         // Pause and resume changed the activity since the PATCH: a fresh ETag.
         const current = await acp.GET("/v1/activities/{id}", { params: { path: { id: activityId } } });

@@ -58,6 +58,7 @@ macro_rules! named_enum {
 pub mod activity;
 pub mod admission;
 pub mod alert;
+pub mod audit;
 pub mod auth;
 pub mod backfill;
 pub mod business_calendar;

@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::{Error, Result, found};
 use acp_domain::activity::{Activity, ActivityDefinition, SyncState};
+use acp_domain::audit::Actor;
 use acp_domain::business_calendar::{BusinessCalendar, CalendarRecord, runs_after};
 use acp_domain::ids;
 use acp_domain::query::{ActivityFilter, Expect, Keyset};
@@ -203,11 +204,12 @@ impl Activities {
         &self,
         definition: &ActivityDefinition,
         idempotency: Option<(&str, &str)>,
+        actor: &Actor,
     ) -> Result<Written> {
         self.check_calendar(definition).await?;
         match self
             .store
-            .create(Uuid::new_v4(), definition, idempotency)
+            .create(Uuid::new_v4(), definition, idempotency, actor)
             .await?
         {
             CreateOutcome::Created(activity) => {
@@ -230,9 +232,10 @@ impl Activities {
         id: Uuid,
         definition: &ActivityDefinition,
         expect: Expect,
+        actor: &Actor,
     ) -> Result<Written> {
         self.check_calendar(definition).await?;
-        let (activity, created) = self.store.put(id, definition, expect).await?;
+        let (activity, created) = self.store.put(id, definition, expect, actor).await?;
         let mut written = self.sync_unless_synced(activity).await?;
         written.created = created;
         Ok(written)
@@ -246,6 +249,7 @@ impl Activities {
         id: Uuid,
         expect: Expect,
         apply: impl FnOnce(&ActivityDefinition) -> std::result::Result<ActivityDefinition, E>,
+        actor: &Actor,
     ) -> std::result::Result<Written, E> {
         let current = self.get(id).await?;
         if let Expect::Version(v) = expect
@@ -260,15 +264,15 @@ impl Activities {
         self.check_calendar(&definition).await?;
         let activity = self
             .store
-            .replace_at(id, current.version, &definition)
+            .replace_at(id, current.version, &definition, actor)
             .await
             .map_err(Error::from)?;
         Ok(self.sync_unless_synced(activity).await?)
     }
 
     /// Soft-deletes a live activity and removes its schedule.
-    pub async fn delete(&self, id: Uuid, expect: Expect) -> Result<()> {
-        let activity = found(self.store.delete(id, expect).await, "activity")?;
+    pub async fn delete(&self, id: Uuid, expect: Expect, actor: &Actor) -> Result<()> {
+        let activity = found(self.store.delete(id, expect, actor).await, "activity")?;
         self.sync(&activity).await?;
         Ok(())
     }

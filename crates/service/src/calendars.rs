@@ -5,6 +5,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
 use super::{Error, Result, found};
+use acp_domain::audit::Actor;
 use acp_domain::business_calendar::{
     BusinessCalendar, CalendarInput, CalendarRecord, DayStatus, ImportOptions, ImportWarning,
     import_ical,
@@ -37,14 +38,23 @@ impl Calendars {
         Self { store }
     }
 
-    pub async fn create(&self, calendar: &BusinessCalendar) -> Result<CalendarRecord> {
-        Ok(self.store.create(Uuid::new_v4(), calendar).await?)
+    pub async fn create(
+        &self,
+        calendar: &BusinessCalendar,
+        actor: &Actor,
+    ) -> Result<CalendarRecord> {
+        Ok(self.store.create(Uuid::new_v4(), calendar, actor).await?)
     }
 
     /// Reads holidays from an iCalendar file into a new calendar.
-    pub async fn import(&self, text: &str, options: &ImportOptions) -> Result<ImportedCalendar> {
+    pub async fn import(
+        &self,
+        text: &str,
+        options: &ImportOptions,
+        actor: &Actor,
+    ) -> Result<ImportedCalendar> {
         let imported = import_ical(text, options).map_err(Error::Invalid)?;
-        let record = self.create(&imported.calendar).await?;
+        let record = self.create(&imported.calendar, actor).await?;
         Ok(ImportedCalendar {
             record,
             events: imported.events,
@@ -85,10 +95,11 @@ impl Calendars {
         id: Uuid,
         calendar: &BusinessCalendar,
         expect: Expect,
+        actor: &Actor,
     ) -> Result<(CalendarRecord, bool)> {
         match expect {
-            Expect::Anything => Ok(self.store.upsert(id, calendar).await?),
-            _ => Ok((self.store.update(id, expect, calendar).await?, false)),
+            Expect::Anything => Ok(self.store.upsert(id, calendar, actor).await?),
+            _ => Ok((self.store.update(id, expect, calendar, actor).await?, false)),
         }
     }
 
@@ -100,6 +111,7 @@ impl Calendars {
         id: Uuid,
         expect: Expect,
         apply: impl FnOnce(CalendarInput) -> std::result::Result<BusinessCalendar, E>,
+        actor: &Actor,
     ) -> std::result::Result<CalendarRecord, E> {
         let current = self.get(id).await?;
         if let Expect::Version(v) = expect
@@ -113,16 +125,16 @@ impl Calendars {
         let calendar = apply(current.calendar.to_input())?;
         Ok(self
             .store
-            .update(id, Expect::Version(current.version), &calendar)
+            .update(id, Expect::Version(current.version), &calendar, actor)
             .await
             .map_err(Error::from)?)
     }
 
     /// Deletes the calendar; a calendar an activity's trigger names is
     /// kept (a conflict naming the activities).
-    pub async fn delete(&self, id: Uuid, expect: Expect) -> Result<()> {
+    pub async fn delete(&self, id: Uuid, expect: Expect, actor: &Actor) -> Result<()> {
         let users = self.store.users(id, USERS_NAMED).await?;
-        if users.is_empty() && found(self.store.delete(id, expect).await, "calendar")? {
+        if users.is_empty() && found(self.store.delete(id, expect, actor).await, "calendar")? {
             return Ok(());
         }
         let users = if users.is_empty() {

@@ -6,6 +6,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::{Error, Result, found};
+use acp_domain::audit::Actor;
 use acp_domain::auth::{ApiKey, KeyFacts, Rejection, Scope, UnconfirmedKey};
 use acp_domain::project::ProjectId;
 use acp_store::changes::ChangeStore;
@@ -28,9 +29,14 @@ impl Keys {
 
     /// A new key with its token, which exists nowhere else: an operator
     /// key for scope `operator`, else a key of the project `default`.
-    pub async fn create(&self, name: &str, scope: Scope) -> Result<(ApiKey, String)> {
+    pub async fn create(
+        &self,
+        name: &str,
+        scope: Scope,
+        actor: &Actor,
+    ) -> Result<(ApiKey, String)> {
         let project = (scope != Scope::Operator).then(ProjectId::default_project);
-        self.create_in(name, scope, project.as_ref()).await
+        self.create_in(name, scope, project.as_ref(), actor).await
     }
 
     /// A new key of `project`, with its token. Only an `operator` key has
@@ -40,6 +46,7 @@ impl Keys {
         name: &str,
         scope: Scope,
         project: Option<&ProjectId>,
+        actor: &Actor,
     ) -> Result<(ApiKey, String)> {
         match (scope, project) {
             (Scope::Operator, Some(_)) => {
@@ -57,7 +64,7 @@ impl Keys {
             }
             (_, Some(_)) => {}
         }
-        match self.store.create(name, scope, project).await {
+        match self.store.create(name, scope, project, actor).await {
             Err(StoreError::NotFound) => Err(Error::invalid(
                 "project",
                 format!(
@@ -79,8 +86,8 @@ impl Keys {
     }
 
     /// Revokes a key; revoking it again keeps its first revocation time.
-    pub async fn revoke(&self, id: Uuid) -> Result<ApiKey> {
-        found(self.store.revoke(id).await, "API key")
+    pub async fn revoke(&self, id: Uuid, actor: &Actor) -> Result<ApiKey> {
+        found(self.store.revoke(id, actor).await, "API key")
     }
 
     /// The key a token (already split by [`acp_domain::auth::parse`]) stands

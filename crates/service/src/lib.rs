@@ -6,6 +6,7 @@
 pub mod activities;
 pub mod admission;
 pub mod alerts;
+pub mod audit;
 pub mod calendars;
 pub mod changes;
 pub mod deliveries;
@@ -38,7 +39,7 @@ use sqlx::PgPool;
 
 use acp_domain::FieldError;
 use acp_store::{
-    ActivityStore, AlertStore, CalendarStore, EventStore, FlowStore, NotificationStore,
+    ActivityStore, AlertStore, AuditStore, CalendarStore, EventStore, FlowStore, NotificationStore,
     ProjectStore, RunStore, SourceStore,
 };
 use acp_temporal::{GatewayError, TemporalGateway};
@@ -142,6 +143,8 @@ pub struct Services {
     pub changes: changes::ChangeFeed,
     /// The history tables' partitions and their retention.
     pub retention: retention::HistoryRetention,
+    /// The audit log's reading side.
+    pub audit: audit::AuditLog,
 }
 
 impl Services {
@@ -161,7 +164,8 @@ impl Services {
         Self {
             flow: FlowControl::new(FlowStore::new(pool.clone()), gateway.clone()),
             schedules: Schedules::new(activities.clone(), run_store.clone()),
-            runs: Runs::new(activities.clone(), run_store),
+            runs: Runs::new(activities.clone(), run_store, AuditStore::new(pool.clone())),
+            audit: audit::AuditLog::new(AuditStore::new(pool.clone())),
             sources: Sources::new(SourceStore::new(pool.clone()), events.clone()),
             alerts: Alerts::new(AlertStore::new(pool.clone()), activities.store().clone()),
             calendars: Calendars::new(CalendarStore::new(pool.clone())),

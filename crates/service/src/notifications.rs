@@ -15,6 +15,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{Error, Result, found};
+use acp_domain::audit::Actor;
 use acp_domain::notify::delivery_workflow_id;
 use acp_domain::notify::{Attempt, Delivery, Subscription};
 use acp_store::{NotificationStore, StoreResult};
@@ -47,8 +48,12 @@ impl Notifications {
         }
     }
 
-    pub async fn create_subscription(&self, subscription: &Subscription) -> Result<Subscription> {
-        Ok(self.store.create_subscription(subscription).await?)
+    pub async fn create_subscription(
+        &self,
+        subscription: &Subscription,
+        actor: &Actor,
+    ) -> Result<Subscription> {
+        Ok(self.store.create_subscription(subscription, actor).await?)
     }
 
     pub async fn get_subscription(&self, id: Uuid) -> Result<Subscription> {
@@ -63,8 +68,8 @@ impl Notifications {
         Ok(self.store.list_subscriptions(after, limit).await?)
     }
 
-    pub async fn delete_subscription(&self, id: Uuid) -> Result<()> {
-        if self.store.delete_subscription(id).await? {
+    pub async fn delete_subscription(&self, id: Uuid, actor: &Actor) -> Result<()> {
+        if self.store.delete_subscription(id, actor).await? {
             Ok(())
         } else {
             Err(Error::NotFound("subscription"))

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 
 use super::{Error, Result, found};
+use acp_domain::audit::Actor;
 use acp_domain::project::{Project, ProjectId, ProjectInput, ProjectRecord, Usage};
 use acp_domain::query::Expect;
 use acp_store::{ProjectStore, StoreError};
@@ -20,8 +21,13 @@ impl Projects {
         Self { store }
     }
 
-    pub async fn create(&self, id: &ProjectId, project: &Project) -> Result<ProjectRecord> {
-        Ok(self.store.create(id, project).await?)
+    pub async fn create(
+        &self,
+        id: &ProjectId,
+        project: &Project,
+        actor: &Actor,
+    ) -> Result<ProjectRecord> {
+        Ok(self.store.create(id, project, actor).await?)
     }
 
     pub async fn get(&self, id: &ProjectId) -> Result<ProjectRecord> {
@@ -50,10 +56,11 @@ impl Projects {
         id: &ProjectId,
         project: &Project,
         expect: Expect,
+        actor: &Actor,
     ) -> Result<(ProjectRecord, bool)> {
         match expect {
-            Expect::Anything => Ok(self.store.upsert(id, project).await?),
-            _ => Ok((self.store.update(id, expect, project).await?, false)),
+            Expect::Anything => Ok(self.store.upsert(id, project, actor).await?),
+            _ => Ok((self.store.update(id, expect, project, actor).await?, false)),
         }
     }
 
@@ -63,6 +70,7 @@ impl Projects {
         &self,
         id: &ProjectId,
         expect: Expect,
+        actor: &Actor,
         apply: impl FnOnce(ProjectInput) -> std::result::Result<Project, E>,
     ) -> std::result::Result<ProjectRecord, E> {
         let current = self.get(id).await?;
@@ -77,19 +85,19 @@ impl Projects {
         let project = apply(current.project.to_input())?;
         Ok(self
             .store
-            .update(id, Expect::Version(current.version), &project)
+            .update(id, Expect::Version(current.version), &project, actor)
             .await
             .map_err(Error::from)?)
     }
 
     /// Deletes the project when it owns nothing live; `default` never.
-    pub async fn delete(&self, id: &ProjectId, expect: Expect) -> Result<()> {
+    pub async fn delete(&self, id: &ProjectId, expect: Expect, actor: &Actor) -> Result<()> {
         if id.is_default() {
             return Err(Error::Conflict(
                 "the project `default` cannot be deleted".into(),
             ));
         }
-        match found(self.store.delete(id, expect).await, "project")? {
+        match found(self.store.delete(id, expect, actor).await, "project")? {
             None => Ok(()),
             Some(owned) => Err(Error::Conflict(format!(
                 "project `{id}` still owns {}: delete or move them (and revoke its keys) first",

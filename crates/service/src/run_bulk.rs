@@ -10,6 +10,7 @@ use uuid::Uuid;
 use super::run_control::CancelRequest;
 use super::runs::Runs;
 use super::{Error, Result};
+use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::retry::{BULK_LIMIT, BulkOutcome, bulk_statuses};
 use acp_domain::run::{RunStatus, RunTrigger};
 use acp_store::retries::BulkFilter;
@@ -106,6 +107,7 @@ impl Runs {
         activity_id: Uuid,
         request: &BulkRequest,
         requested_by: Option<Uuid>,
+        actor: &Actor,
     ) -> Result<BulkDone> {
         let (runs, more) = self.bulk_candidates(activity_id, false, request).await?;
         if request.dry_run {
@@ -121,16 +123,35 @@ impl Runs {
                 attempt,
                 detail,
             };
-            items.push(match self.retry_via(run_id, requested_by, "bulk").await {
-                Ok(retried) => item(BulkOutcome::Retried, Some(retried.attempt), None),
-                Err(err) => failed_item(err, item)?,
-            });
+            items.push(
+                match self.retry_via(run_id, requested_by, "bulk", None).await {
+                    Ok(retried) => item(BulkOutcome::Retried, Some(retried.attempt), None),
+                    Err(err) => failed_item(err, item)?,
+                },
+            );
         }
-        Ok(BulkDone {
+        let done = BulkDone {
             items,
             more,
             dry_run: false,
-        })
+        };
+        self.record_bulk(activity_id, request, &done, actor).await?;
+        Ok(done)
+    }
+
+    /// Appends a bulk action's one entry: a digest of what it did with each
+    /// run. Each run's action is a write of its own (a conditional update,
+    /// then Temporal), so the entry follows them in a transaction of its
+    /// own; it is the request's record, each run's own change is in its row.
+    async fn record_bulk(
+        &self,
+        activity_id: Uuid,
+        request: &BulkRequest,
+        done: &BulkDone,
+        actor: &Actor,
+    ) -> Result<()> {
+        let note = Note::action(Subject::activity(activity_id), bulk_summary(request, done));
+        Ok(self.audit.record(actor, &note).await?)
     }
 
     /// Cancels the activity's running runs matching `request` (at most
@@ -140,6 +161,7 @@ impl Runs {
         activity_id: Uuid,
         request: &BulkRequest,
         cancel: CancelRequest,
+        actor: &Actor,
     ) -> Result<BulkDone> {
         let (runs, more) = self.bulk_candidates(activity_id, true, request).await?;
         if request.dry_run {
@@ -155,7 +177,7 @@ impl Runs {
                 attempt,
                 detail,
             };
-            items.push(match self.cancel(run_id, cancel.clone()).await {
+            items.push(match self.cancel_as(run_id, cancel.clone(), None).await {
                 Ok(done) if done.status == RunStatus::Cancelled => {
                     item(BulkOutcome::Cancelled, None, None)
                 }
@@ -163,12 +185,34 @@ impl Runs {
                 Err(err) => failed_item(err, item)?,
             });
         }
-        Ok(BulkDone {
+        let done = BulkDone {
             items,
             more,
             dry_run: false,
-        })
+        };
+        self.record_bulk(activity_id, request, &done, actor).await?;
+        Ok(done)
     }
+}
+
+/// What a bulk action's entry keeps: its filter, and each run it acted on
+/// with the outcome (at most `BULK_LIMIT` runs, so the digest stays small).
+fn bulk_summary(request: &BulkRequest, done: &BulkDone) -> serde_json::Value {
+    let runs: Vec<serde_json::Value> = done
+        .items
+        .iter()
+        .map(|item| serde_json::json!({"run_id": item.run_id, "outcome": item.outcome.as_str()}))
+        .collect();
+    serde_json::json!({
+        "filter": {
+            "status": request.status.map(|s| s.as_str()),
+            "trigger_type": request.trigger_type.map(|t| t.as_str()),
+            "scheduled_after": request.scheduled_from,
+            "scheduled_before": request.scheduled_to,
+        },
+        "runs": runs,
+        "more": done.more,
+    })
 }
 
 /// One run's failure as its item; what is not about that one run (a bug)
@@ -192,5 +236,37 @@ fn failed_item(
             Ok(item(BulkOutcome::Unavailable, None, Some(e.to_string())))
         }
         other => Err(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bulk_digest_names_each_run_and_the_filter() {
+        let run_id = Uuid::nil();
+        let request = BulkRequest {
+            status: Some(RunStatus::Failed),
+            ..Default::default()
+        };
+        let done = BulkDone {
+            items: vec![BulkItem {
+                run_id,
+                workflow_id: "w".into(),
+                scheduled_for: None,
+                outcome: BulkOutcome::Retried,
+                attempt: Some(2),
+                detail: None,
+            }],
+            more: true,
+            dry_run: false,
+        };
+        let digest = bulk_summary(&request, &done);
+        assert_eq!(digest["filter"]["status"], "failed");
+        assert_eq!(digest["filter"]["trigger_type"], serde_json::Value::Null);
+        assert_eq!(digest["runs"][0]["run_id"], run_id.to_string());
+        assert_eq!(digest["runs"][0]["outcome"], "retried");
+        assert_eq!(digest["more"], true);
     }
 }

@@ -4,6 +4,7 @@ use uuid::Uuid;
 
 use super::runs::Runs;
 use super::{Error, Result, found};
+use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::run::{Cancellation, RunStatus, TaskStatus};
 use acp_store::runs::NewTask;
 
@@ -34,7 +35,26 @@ impl Runs {
     /// `cancelled` and the tasks it did not finish too. With `force` the
     /// workflows are terminated instead and the rows are ended here.
     /// A second request while the first travels is answered the same way.
-    pub async fn cancel(&self, run_id: Uuid, request: CancelRequest) -> Result<Cancelled> {
+    /// The entry is appended with the recorded request, before Temporal is
+    /// asked: the request stays recorded (and is repeated by a second
+    /// request) whatever Temporal answers.
+    pub async fn cancel(
+        &self,
+        run_id: Uuid,
+        request: CancelRequest,
+        actor: &Actor,
+    ) -> Result<Cancelled> {
+        self.cancel_as(run_id, request, Some(actor)).await
+    }
+
+    /// `cancel`, with an entry of its own only when `actor` is given (a bulk
+    /// action appends one for all its runs).
+    pub(super) async fn cancel_as(
+        &self,
+        run_id: Uuid,
+        request: CancelRequest,
+        actor: Option<&Actor>,
+    ) -> Result<Cancelled> {
         let (run, tasks) = found(self.runs.get_run(run_id).await, "run")?;
         let not_running = |status: RunStatus| {
             Error::Conflict(format!(
@@ -47,6 +67,14 @@ impl Runs {
         if !matches!(run.status, RunStatus::Running | RunStatus::Queued) {
             return Err(not_running(run.status));
         }
+        let note = Note::action(
+            Subject::run(run_id),
+            serde_json::json!({
+                "workflow_id": run.workflow_id,
+                "reason": request.reason,
+                "force": request.force,
+            }),
+        );
         let Some(cancellation) = self
             .runs
             .request_cancel(
@@ -54,6 +82,7 @@ impl Runs {
                 request.reason.as_deref(),
                 request.requested_by,
                 request.force,
+                actor.map(|actor| (actor, &note)),
             )
             .await?
         else {
@@ -163,7 +192,7 @@ impl Runs {
                 force: false,
                 requested_by: None,
             };
-            match self.cancel(run_id, request).await {
+            match self.cancel_as(run_id, request, None).await {
                 Ok(_) => stopped += 1,
                 // It ended meanwhile.
                 Err(Error::Conflict(_)) | Err(Error::NotFound(_)) => {}

@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use super::runs::Runs;
 use super::{Error, Result, found};
+use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::ids;
 use acp_domain::retry;
 use acp_domain::run::StartOutcome;
@@ -35,16 +36,26 @@ impl Runs {
     /// the failed task and those after it. Of concurrent requests exactly
     /// one begins the attempt (a conditional update in PostgreSQL); the
     /// others are a conflict naming the status they found.
-    pub async fn retry(&self, run_id: Uuid, requested_by: Option<Uuid>) -> Result<Retried> {
-        self.retry_via(run_id, requested_by, "run").await
+    /// The entry is appended when Temporal has started the attempt: a
+    /// retry it refused is taken back and leaves none.
+    pub async fn retry(
+        &self,
+        run_id: Uuid,
+        requested_by: Option<Uuid>,
+        actor: &Actor,
+    ) -> Result<Retried> {
+        self.retry_via(run_id, requested_by, "run", Some(actor))
+            .await
     }
 
-    /// `retry`, counted in `acp_run_retries_total` under `via` (`run`, `bulk`).
+    /// `retry`, counted in `acp_run_retries_total` under `via` (`run`, `bulk`),
+    /// with an entry of its own only when `actor` is given.
     pub(super) async fn retry_via(
         &self,
         run_id: Uuid,
         requested_by: Option<Uuid>,
         via: &str,
+        actor: Option<&Actor>,
     ) -> Result<Retried> {
         let (run, _) = found(self.runs.get_run(run_id).await, "run")?;
         if let Some(refusal) = retry::not_retryable(run.status) {
@@ -71,7 +82,13 @@ impl Runs {
             .await;
         match started {
             Ok(StartOutcome::Started) => {
-                self.runs.mark_attempt_dispatched(run_id, attempt).await?;
+                let note = Note::action(
+                    Subject::run(run_id),
+                    serde_json::json!({"workflow_id": run.workflow_id, "attempt": attempt}),
+                );
+                self.runs
+                    .mark_attempt_dispatched(run_id, attempt, actor.map(|a| (a, &note)))
+                    .await?;
                 crate::metrics::RUN_RETRIES.with_label_values(&[via]).inc();
                 Ok(Retried {
                     run_id,

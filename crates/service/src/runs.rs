@@ -5,13 +5,14 @@ use uuid::Uuid;
 
 use super::activities::Activities;
 use super::{Result, found};
+use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::auth::UnconfirmedKey;
 use acp_domain::ids;
 use acp_domain::query::{RunFilter, StatsFilter};
 use acp_domain::retry::RunAttempt;
 use acp_domain::run::{Run, RunInput, StartOutcome, TaskInstance};
 use acp_domain::stats::{ActivitySummary, BucketCounts, SummarySpan};
-use acp_store::RunStore;
+use acp_store::{AuditStore, RunStore};
 
 /// What a manual trigger did.
 #[derive(Debug, Clone)]
@@ -27,16 +28,26 @@ pub struct Triggered {
 pub struct Runs {
     pub(super) activities: Activities,
     pub(super) runs: RunStore,
+    /// For the entries of the actions that write nothing else to
+    /// PostgreSQL in their request (a trigger) or many things (bulk).
+    pub(super) audit: AuditStore,
 }
 
 impl Runs {
-    pub fn new(activities: Activities, runs: RunStore) -> Self {
-        Self { activities, runs }
+    pub fn new(activities: Activities, runs: RunStore, audit: AuditStore) -> Self {
+        Self {
+            activities,
+            runs,
+            audit,
+        }
     }
 
     /// Runs the activity once, now, under `activity-{id}:manual-{key}`, so a
     /// retried request with the same key starts nothing new.
-    pub async fn trigger(&self, id: Uuid, key: Option<String>) -> Result<Triggered> {
+    /// The start is Temporal's alone (the run's row is written by its
+    /// workflow), so the entry is appended in its own transaction once
+    /// Temporal has answered, a duplicate included.
+    pub async fn trigger(&self, id: Uuid, key: Option<String>, actor: &Actor) -> Result<Triggered> {
         let key = key.unwrap_or_else(|| Uuid::new_v4().to_string());
         let activity = self.activities.get(id).await?;
         let workflow_id = ids::event_run_workflow_id(id, &format!("manual-{key}"));
@@ -46,6 +57,16 @@ impl Runs {
             .gateway()
             .start_run(&workflow_id, self.activities.task_queue(), &input)
             .await?;
+        let note = Note::action(
+            Subject::activity(id),
+            serde_json::json!({
+                "workflow_id": workflow_id,
+                "run_id": ids::run_id(&workflow_id),
+                "key": key,
+                "outcome": outcome.as_str(),
+            }),
+        );
+        self.audit.record(actor, &note).await?;
         Ok(Triggered {
             run_id: ids::run_id(&workflow_id),
             workflow_id,

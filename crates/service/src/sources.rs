@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::events::{EventIntake, NewEvent};
 use super::{Error, Result, found};
+use acp_domain::audit::Actor;
 use acp_domain::event::ConflictRecord;
 use acp_domain::message::{self, RejectReason};
 use acp_domain::query::Expect;
@@ -74,11 +75,11 @@ impl Sources {
         }
     }
 
-    pub async fn create(&self, input: &SourceInput) -> Result<SourceRecord> {
+    pub async fn create(&self, input: &SourceInput, actor: &Actor) -> Result<SourceRecord> {
         let config = input.config.to_json();
         Ok(self
             .store
-            .create(Uuid::new_v4(), &Self::write(input, &config))
+            .create(Uuid::new_v4(), &Self::write(input, &config), actor)
             .await?)
     }
 
@@ -101,6 +102,7 @@ impl Sources {
         id: Uuid,
         expect: Expect,
         input: &SourceInput,
+        actor: &Actor,
     ) -> Result<SourceRecord> {
         let current = found(self.store.get(id).await, "source")?;
         if current.kind != input.config.kind() {
@@ -112,14 +114,14 @@ impl Sources {
         let config = input.config.to_json();
         found(
             self.store
-                .update(id, expect, &Self::write(input, &config))
+                .update(id, expect, &Self::write(input, &config), actor)
                 .await,
             "source",
         )
     }
 
-    pub async fn delete(&self, id: Uuid, expect: Expect) -> Result<()> {
-        found(self.store.delete(id, expect).await, "source")
+    pub async fn delete(&self, id: Uuid, expect: Expect, actor: &Actor) -> Result<()> {
+        found(self.store.delete(id, expect, actor).await, "source")
     }
 
     pub async fn rejections(

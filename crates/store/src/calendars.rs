@@ -2,10 +2,11 @@
 //! as JSONB in the form a client writes them) at a version.
 
 use chrono::{DateTime, NaiveDate, Utc};
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::{StoreError, StoreResult};
+use super::{StoreError, StoreResult, audit};
+use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::business_calendar::{
     BlackoutInput, BusinessCalendar, CalendarInput, CalendarRecord, HolidayInput, WorkingDayInput,
 };
@@ -104,6 +105,30 @@ pub struct CalendarStore {
     pool: PgPool,
 }
 
+/// A calendar's row as an audit entry keeps it (locked for the write that
+/// reads it); `None` when there is none.
+async fn snapshot(conn: &mut PgConnection, id: Uuid) -> StoreResult<Option<serde_json::Value>> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT to_jsonb(c) - 'created_at' - 'updated_at' AS "row!" FROM calendars c
+           WHERE id = $1 FOR UPDATE"#,
+        id,
+    )
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Appends the entry of a write from `before` to the calendar as it is now.
+async fn audit_write(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    id: Uuid,
+    before: Option<serde_json::Value>,
+) -> StoreResult<()> {
+    let after = snapshot(conn, id).await?;
+    let note = Note::definition(Subject::calendar(id), before, after);
+    audit::append(conn, actor, &note).await
+}
+
 impl CalendarStore {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
@@ -113,9 +138,11 @@ impl CalendarStore {
         &self,
         id: Uuid,
         calendar: &BusinessCalendar,
+        actor: &Actor,
     ) -> StoreResult<CalendarRecord> {
         let c = columns(calendar)?;
-        sqlx::query_as!(
+        let mut tx = self.pool.begin().await?;
+        let record: CalendarRecord = sqlx::query_as!(
             CalendarRow,
             "INSERT INTO calendars (id, name, timezone, weekend_days, holidays, working_days,
                  blackouts, covered_until)
@@ -131,9 +158,12 @@ impl CalendarStore {
             c.blackouts,
             c.covered_until,
         )
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await?
-        .try_into()
+        .try_into()?;
+        audit_write(&mut tx, actor, id, None).await?;
+        tx.commit().await?;
+        Ok(record)
     }
 
     pub async fn get(&self, id: Uuid) -> StoreResult<CalendarRecord> {
@@ -181,8 +211,11 @@ impl CalendarStore {
         &self,
         id: Uuid,
         calendar: &BusinessCalendar,
+        actor: &Actor,
     ) -> StoreResult<(CalendarRecord, bool)> {
         let c = columns(calendar)?;
+        let mut tx = self.pool.begin().await?;
+        let before = snapshot(&mut tx, id).await?;
         let row = sqlx::query!(
             r#"INSERT INTO calendars AS c (id, name, timezone, weekend_days, holidays, working_days,
                  blackouts, covered_until)
@@ -202,8 +235,10 @@ impl CalendarStore {
             c.blackouts,
             c.covered_until,
         )
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await?;
+        audit_write(&mut tx, actor, id, before).await?;
+        tx.commit().await?;
         let created = row.created;
         let record = CalendarRow {
             id: row.id,
@@ -228,8 +263,11 @@ impl CalendarStore {
         id: Uuid,
         expect: Expect,
         calendar: &BusinessCalendar,
+        actor: &Actor,
     ) -> StoreResult<CalendarRecord> {
         let c = columns(calendar)?;
+        let mut tx = self.pool.begin().await?;
+        let before = snapshot(&mut tx, id).await?;
         let updated = sqlx::query_as!(
             CalendarRow,
             "UPDATE calendars SET name = $2, timezone = $3, weekend_days = $4, holidays = $5,
@@ -248,11 +286,19 @@ impl CalendarStore {
             c.covered_until,
             expected_version(expect),
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await?;
         match updated {
-            Some(row) => row.try_into(),
-            None => Err(self.mismatch(id).await),
+            Some(row) => {
+                let record = row.try_into()?;
+                audit_write(&mut tx, actor, id, before).await?;
+                tx.commit().await?;
+                Ok(record)
+            }
+            None => {
+                drop(tx);
+                Err(self.mismatch(id).await)
+            }
         }
     }
 
@@ -289,7 +335,9 @@ impl CalendarStore {
     /// Deletes the calendar unless a live activity names it (the caller
     /// asks [`Self::users`] which; a row that is still there afterwards is
     /// reported as not deleted, `Ok(false)`).
-    pub async fn delete(&self, id: Uuid, expect: Expect) -> StoreResult<bool> {
+    pub async fn delete(&self, id: Uuid, expect: Expect, actor: &Actor) -> StoreResult<bool> {
+        let mut tx = self.pool.begin().await?;
+        let before = snapshot(&mut tx, id).await?;
         let deleted = sqlx::query!(
             "DELETE FROM calendars WHERE id = $1 AND ($2::bigint IS NULL OR version = $2)
                AND NOT EXISTS (SELECT 1 FROM activities
@@ -298,12 +346,15 @@ impl CalendarStore {
             id,
             expected_version(expect),
         )
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?
         .rows_affected();
         if deleted > 0 {
+            audit_write(&mut tx, actor, id, before).await?;
+            tx.commit().await?;
             return Ok(true);
         }
+        drop(tx);
         if !self.users(id, 1).await?.is_empty() {
             return Ok(false);
         }

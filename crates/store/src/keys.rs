@@ -4,9 +4,20 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::{StoreError, StoreResult};
+use super::{StoreError, StoreResult, audit};
+use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::auth::{self, ApiKey, KeyFacts, NewToken, Rejection, Scope, UnconfirmedKey};
 use acp_domain::project::ProjectId;
+
+/// A key as an audit entry keeps it: never its secret's hash.
+fn snapshot(key: &ApiKey) -> serde_json::Value {
+    serde_json::json!({
+        "name": key.name,
+        "scope": key.scope.as_str(),
+        "project": key.project.as_ref().map(|p| p.as_str()),
+        "revoked_at": key.revoked_at,
+    })
+}
 
 #[derive(Debug, Clone)]
 struct KeyRow {
@@ -60,12 +71,14 @@ impl KeyStore {
         name: &str,
         scope: Scope,
         project: Option<&ProjectId>,
+        actor: &Actor,
     ) -> StoreResult<(ApiKey, String)> {
         let NewToken {
             key_id,
             token,
             secret_sha256,
         } = auth::mint().map_err(StoreError::Other)?;
+        let mut tx = self.pool.begin().await?;
         let row = sqlx::query_as!(
             KeyRow,
             "INSERT INTO api_keys (id, name, scope, secret_sha256, project_id)
@@ -79,10 +92,14 @@ impl KeyStore {
             &secret_sha256[..],
             project.map(ProjectId::as_str),
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await?
         .ok_or(StoreError::NotFound)?;
-        Ok((row.try_into()?, token))
+        let key: ApiKey = row.try_into()?;
+        let note = Note::definition(Subject::api_key(key.id), None, Some(snapshot(&key)));
+        audit::append(&mut tx, actor, &note).await?;
+        tx.commit().await?;
+        Ok((key, token))
     }
 
     /// Every key, newest first, revoked ones included.
@@ -109,16 +126,34 @@ impl KeyStore {
     }
 
     /// Revokes a key; revoking a revoked key keeps its first revocation time.
-    pub async fn revoke(&self, id: Uuid) -> StoreResult<ApiKey> {
+    pub async fn revoke(&self, id: Uuid, actor: &Actor) -> StoreResult<ApiKey> {
+        let mut tx = self.pool.begin().await?;
+        let before = sqlx::query_as!(
+            KeyRow,
+            "SELECT id, name, scope, project_id, created_at, revoked_at FROM api_keys WHERE id = $1
+             FOR UPDATE",
+            id,
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        let before: ApiKey = before.try_into()?;
         let row = sqlx::query_as!(
             KeyRow,
             "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1
              RETURNING id, name, scope, project_id, created_at, revoked_at",
             id,
         )
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await?;
-        row.try_into()
+        let key: ApiKey = row.try_into()?;
+        let note = Note::definition(
+            Subject::api_key(id),
+            Some(snapshot(&before)),
+            Some(snapshot(&key)),
+        );
+        audit::append(&mut tx, actor, &note).await?;
+        tx.commit().await?;
+        Ok(key)
     }
 
     /// The key a token (already split by [`auth::parse`]) stands for, with

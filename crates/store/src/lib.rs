@@ -2,6 +2,7 @@
 
 pub mod activities;
 pub mod alerts;
+pub mod audit;
 pub mod calendars;
 pub mod changes;
 pub mod events;
@@ -27,6 +28,7 @@ use sqlx::postgres::PgPoolOptions;
 
 pub use activities::ActivityStore;
 pub use alerts::AlertStore;
+pub use audit::AuditStore;
 pub use calendars::CalendarStore;
 pub use events::EventStore;
 pub use flow::FlowStore;

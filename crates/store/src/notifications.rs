@@ -5,7 +5,8 @@ use sqlx::PgPool;
 use sqlx::types::Json;
 use uuid::Uuid;
 
-use super::{StoreResult, Text};
+use super::{StoreResult, Text, audit};
+use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::notify::{
     Attempt, Delivery, DeliveryState, Notification, NotificationType, NotifyTarget, Subscription,
     delivery_id, destination_of_activity_target, destination_of_subscription,
@@ -82,13 +83,33 @@ pub struct NotificationStore {
     pool: PgPool,
 }
 
+/// A live subscription's row as an audit entry keeps it; `None` when there
+/// is none.
+async fn snapshot(
+    conn: &mut sqlx::PgConnection,
+    id: Uuid,
+) -> StoreResult<Option<serde_json::Value>> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT to_jsonb(s) - 'created_at' - 'deleted_at' AS "row!" FROM subscriptions s
+           WHERE id = $1 AND deleted_at IS NULL FOR UPDATE"#,
+        id,
+    )
+    .fetch_optional(conn)
+    .await?)
+}
+
 impl NotificationStore {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
 
-    pub async fn create_subscription(&self, s: &Subscription) -> StoreResult<Subscription> {
-        Ok(sqlx::query_as!(
+    pub async fn create_subscription(
+        &self,
+        s: &Subscription,
+        actor: &Actor,
+    ) -> StoreResult<Subscription> {
+        let mut tx = self.pool.begin().await?;
+        let created = sqlx::query_as!(
             Subscription,
             "INSERT INTO subscriptions (id, url, secret_ref, types, activity_id, description)
              VALUES ($1, $2, $3, $4, $5, $6)
@@ -100,8 +121,13 @@ impl NotificationStore {
             s.activity_id,
             s.description,
         )
-        .fetch_one(&self.pool)
-        .await?)
+        .fetch_one(&mut *tx)
+        .await?;
+        let after = snapshot(&mut tx, s.id).await?;
+        let note = Note::definition(Subject::subscription(s.id), None, after);
+        audit::append(&mut tx, actor, &note).await?;
+        tx.commit().await?;
+        Ok(created)
     }
 
     pub async fn get_subscription(&self, id: Uuid) -> StoreResult<Subscription> {
@@ -136,14 +162,21 @@ impl NotificationStore {
     }
 
     /// Soft delete: its delivery history stays readable by ID.
-    pub async fn delete_subscription(&self, id: Uuid) -> StoreResult<bool> {
-        let result = sqlx::query!(
-            "UPDATE subscriptions SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL",
+    pub async fn delete_subscription(&self, id: Uuid, actor: &Actor) -> StoreResult<bool> {
+        let mut tx = self.pool.begin().await?;
+        let Some(before) = snapshot(&mut tx, id).await? else {
+            return Ok(false);
+        };
+        sqlx::query!(
+            "UPDATE subscriptions SET deleted_at = now() WHERE id = $1",
             id,
         )
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        Ok(result.rows_affected() == 1)
+        let note = Note::definition(Subject::subscription(id), Some(before), None);
+        audit::append(&mut tx, actor, &note).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     pub async fn subscription_exists(&self, id: Uuid) -> StoreResult<bool> {

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
-use super::{StoreError, StoreResult};
+use super::{StoreError, StoreResult, audit};
+use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::project::{Owned, Project, ProjectId, ProjectRecord, Quotas, Usage};
 use acp_domain::query::Expect;
 
@@ -53,6 +54,43 @@ impl TryFrom<ProjectRow> for ProjectRecord {
     }
 }
 
+/// A project as an audit entry keeps it.
+fn snapshot(record: &ProjectRecord) -> serde_json::Value {
+    let q = record.project.quotas;
+    serde_json::json!({
+        "name": record.project.name,
+        "weight": record.project.weight,
+        "quotas": {
+            "activities": q.activities,
+            "events_per_second": q.events_per_second,
+            "events_burst": q.events_burst,
+            "runs_running": q.runs_running,
+            "sources": q.sources,
+            "subscriptions": q.subscriptions,
+        },
+        "version": record.version,
+    })
+}
+
+/// The project's current form, locked for the write that follows.
+async fn locked(
+    conn: &mut sqlx::PgConnection,
+    id: &ProjectId,
+) -> StoreResult<Option<ProjectRecord>> {
+    sqlx::query_as!(
+        ProjectRow,
+        "SELECT id, name, weight, quota_activities, quota_events_per_second,
+             quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
+             version, created_at, updated_at
+         FROM projects WHERE id = $1 AND deleted_at IS NULL FOR UPDATE",
+        id.as_str(),
+    )
+    .fetch_optional(conn)
+    .await?
+    .map(TryInto::try_into)
+    .transpose()
+}
+
 fn expected_version(expect: Expect) -> Option<i64> {
     match expect {
         Expect::Version(v) => Some(v),
@@ -72,9 +110,15 @@ impl ProjectStore {
 
     /// Creates the project; its ID taken (now or by a deleted project) is
     /// a conflict.
-    pub async fn create(&self, id: &ProjectId, project: &Project) -> StoreResult<ProjectRecord> {
+    pub async fn create(
+        &self,
+        id: &ProjectId,
+        project: &Project,
+        actor: &Actor,
+    ) -> StoreResult<ProjectRecord> {
         let q = project.quotas;
-        sqlx::query_as!(
+        let mut tx = self.pool.begin().await?;
+        let record: ProjectRecord = sqlx::query_as!(
             ProjectRow,
             "INSERT INTO projects (id, name, weight, quota_activities, quota_events_per_second,
                  quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions)
@@ -92,9 +136,13 @@ impl ProjectStore {
             q.sources,
             q.subscriptions,
         )
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await?
-        .try_into()
+        .try_into()?;
+        let note = Note::definition(Subject::project(id.as_str()), None, Some(snapshot(&record)));
+        audit::append(&mut tx, actor, &note).await?;
+        tx.commit().await?;
+        Ok(record)
     }
 
     /// Creates the project under `id`, or replaces it at a new version:
@@ -104,8 +152,11 @@ impl ProjectStore {
         &self,
         id: &ProjectId,
         project: &Project,
+        actor: &Actor,
     ) -> StoreResult<(ProjectRecord, bool)> {
         let q = project.quotas;
+        let mut tx = self.pool.begin().await?;
+        let before = locked(&mut tx, id).await?;
         let row = sqlx::query!(
             r#"INSERT INTO projects AS p (id, name, weight, quota_activities,
                  quota_events_per_second, quota_events_burst, quota_runs_running,
@@ -133,7 +184,7 @@ impl ProjectStore {
             q.sources,
             q.subscriptions,
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await?
         .ok_or_else(|| StoreError::Conflict(deleted_id(id)))?;
         let created = row.created;
@@ -151,7 +202,15 @@ impl ProjectStore {
             created_at: row.created_at,
             updated_at: row.updated_at,
         };
-        Ok((record.try_into()?, created))
+        let record: ProjectRecord = record.try_into()?;
+        let note = Note::definition(
+            Subject::project(id.as_str()),
+            before.as_ref().map(snapshot),
+            Some(snapshot(&record)),
+        );
+        audit::append(&mut tx, actor, &note).await?;
+        tx.commit().await?;
+        Ok((record, created))
     }
 
     pub async fn get(&self, id: &ProjectId) -> StoreResult<ProjectRecord> {
@@ -203,8 +262,11 @@ impl ProjectStore {
         id: &ProjectId,
         expect: Expect,
         project: &Project,
+        actor: &Actor,
     ) -> StoreResult<ProjectRecord> {
         let q = project.quotas;
+        let mut tx = self.pool.begin().await?;
+        let before = locked(&mut tx, id).await?;
         let updated = sqlx::query_as!(
             ProjectRow,
             "UPDATE projects SET name = $2, weight = $3, quota_activities = $4,
@@ -226,12 +288,21 @@ impl ProjectStore {
             q.subscriptions,
             expected_version(expect),
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await?;
-        match updated {
-            Some(row) => row.try_into(),
-            None => Err(self.mismatch(id).await),
-        }
+        let Some(row) = updated else {
+            drop(tx);
+            return Err(self.mismatch(id).await);
+        };
+        let record: ProjectRecord = row.try_into()?;
+        let note = Note::definition(
+            Subject::project(id.as_str()),
+            before.as_ref().map(snapshot),
+            Some(snapshot(&record)),
+        );
+        audit::append(&mut tx, actor, &note).await?;
+        tx.commit().await?;
+        Ok(record)
     }
 
     /// Why a conditional write touched nothing: the current version, or
@@ -255,15 +326,15 @@ impl ProjectStore {
     /// says what it owns. The row is kept, marked deleted (see the
     /// migration). The project is locked for the count, so a key or row
     /// naming it that commits first is counted.
-    pub async fn delete(&self, id: &ProjectId, expect: Expect) -> StoreResult<Option<Owned>> {
+    pub async fn delete(
+        &self,
+        id: &ProjectId,
+        expect: Expect,
+        actor: &Actor,
+    ) -> StoreResult<Option<Owned>> {
         let mut tx = self.pool.begin().await?;
-        let version = sqlx::query_scalar!(
-            "SELECT version FROM projects WHERE id = $1 AND deleted_at IS NULL FOR UPDATE",
-            id.as_str(),
-        )
-        .fetch_optional(&mut *tx)
-        .await?
-        .ok_or(StoreError::NotFound)?;
+        let before = locked(&mut tx, id).await?.ok_or(StoreError::NotFound)?;
+        let version = before.version;
         if let Some(expected) = expected_version(expect)
             && expected != version
         {
@@ -300,6 +371,8 @@ impl ProjectStore {
         )
         .execute(&mut *tx)
         .await?;
+        let note = Note::definition(Subject::project(id.as_str()), Some(snapshot(&before)), None);
+        audit::append(&mut tx, actor, &note).await?;
         tx.commit().await?;
         Ok(None)
     }

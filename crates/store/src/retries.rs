@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::audit::{self, Audit};
 use super::runs::RunStore;
 use super::{StoreError, StoreResult};
 use acp_domain::retry::RunAttempt;
@@ -97,15 +98,25 @@ impl RunStore {
     }
 
     /// Temporal accepted the start of `attempt`.
-    pub async fn mark_attempt_dispatched(&self, run_id: Uuid, attempt: i32) -> StoreResult<()> {
+    /// The retry is then what it did: its entry, when it has one, is
+    /// appended here.
+    pub async fn mark_attempt_dispatched(
+        &self,
+        run_id: Uuid,
+        attempt: i32,
+        audit: Audit<'_>,
+    ) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
         sqlx::query!(
             "UPDATE run_attempts SET dispatched_at = COALESCE(dispatched_at, now())
              WHERE run_id = $1 AND attempt = $2",
             run_id,
             attempt,
         )
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
+        audit::append_if(&mut tx, audit).await?;
+        tx.commit().await?;
         Ok(())
     }
 

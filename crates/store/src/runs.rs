@@ -6,6 +6,7 @@ use sqlx::PgPool;
 use sqlx::types::Json;
 use uuid::Uuid;
 
+use super::audit::{self, Audit};
 use super::run_history::named;
 use super::{StoreError, StoreResult};
 use acp_domain::activity::ActivityDefinition;
@@ -212,7 +213,9 @@ impl RunStore {
         reason: Option<&str>,
         requested_by: Option<Uuid>,
         force: bool,
+        audit: Audit<'_>,
     ) -> StoreResult<Option<Cancellation>> {
+        let mut tx = self.pool.begin().await?;
         let row = sqlx::query!(
             r#"UPDATE activity_runs SET cancel_requested_at = COALESCE(cancel_requested_at, now()),
                  cancel_reason = CASE WHEN cancel_requested_at IS NULL THEN $2 ELSE cancel_reason END,
@@ -226,8 +229,12 @@ impl RunStore {
             requested_by,
             force,
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await?;
+        if row.is_some() {
+            audit::append_if(&mut tx, audit).await?;
+        }
+        tx.commit().await?;
         Ok(row.map(|r| Cancellation {
             requested_at: r.cancel_requested_at,
             reason: r.cancel_reason,

@@ -2,10 +2,11 @@
 //! re-deliveries of events.
 
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::{StoreError, StoreResult, Text};
+use super::{StoreError, StoreResult, Text, audit};
+use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::event::ConflictRecord;
 use acp_domain::message::RejectReason;
 use acp_domain::query::Expect;
@@ -81,13 +82,43 @@ pub struct SourceStore {
     pool: PgPool,
 }
 
+/// A source's row as an audit entry keeps it (locked for the write that
+/// reads it); `None` when there is none.
+async fn snapshot(conn: &mut PgConnection, id: Uuid) -> StoreResult<Option<serde_json::Value>> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT to_jsonb(s) - 'created_at' - 'updated_at' AS "row!" FROM sources s
+           WHERE id = $1 FOR UPDATE"#,
+        id,
+    )
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Appends the entry of a write from `before` to the source as it is now.
+async fn audit_write(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    id: Uuid,
+    before: Option<serde_json::Value>,
+) -> StoreResult<()> {
+    let after = snapshot(conn, id).await?;
+    let note = Note::definition(Subject::source(id), before, after);
+    audit::append(conn, actor, &note).await
+}
+
 impl SourceStore {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
 
-    pub async fn create(&self, id: Uuid, source: &SourceWrite<'_>) -> StoreResult<SourceRecord> {
-        Ok(sqlx::query_as!(
+    pub async fn create(
+        &self,
+        id: Uuid,
+        source: &SourceWrite<'_>,
+        actor: &Actor,
+    ) -> StoreResult<SourceRecord> {
+        let mut tx = self.pool.begin().await?;
+        let record: SourceRecord = sqlx::query_as!(
             SourceRow,
             r#"INSERT INTO sources (id, name, kind, config, secret_ref, enabled)
              VALUES ($1, $2, $3, $4, $5, $6)
@@ -99,9 +130,12 @@ impl SourceStore {
             source.secret_ref,
             source.enabled,
         )
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await?
-        .into())
+        .into();
+        audit_write(&mut tx, actor, id, None).await?;
+        tx.commit().await?;
+        Ok(record)
     }
 
     pub async fn get(&self, id: Uuid) -> StoreResult<SourceRecord> {
@@ -169,11 +203,14 @@ impl SourceStore {
         id: Uuid,
         expect: Expect,
         source: &SourceWrite<'_>,
+        actor: &Actor,
     ) -> StoreResult<SourceRecord> {
         let version = match expect {
             Expect::Version(v) => Some(v),
             _ => None,
         };
+        let mut tx = self.pool.begin().await?;
+        let before = snapshot(&mut tx, id).await?;
         let updated = sqlx::query_as!(
             SourceRow,
             r#"UPDATE sources SET name = $2, config = $3, secret_ref = $4, enabled = $5,
@@ -187,31 +224,43 @@ impl SourceStore {
             source.enabled,
             version,
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await?;
         match updated {
-            Some(record) => Ok(record.into()),
-            None => self.check(id, expect).await.and(Err(StoreError::NotFound)),
+            Some(record) => {
+                audit_write(&mut tx, actor, id, before).await?;
+                tx.commit().await?;
+                Ok(record.into())
+            }
+            None => {
+                drop(tx);
+                self.check(id, expect).await.and(Err(StoreError::NotFound))
+            }
         }
     }
 
-    pub async fn delete(&self, id: Uuid, expect: Expect) -> StoreResult<()> {
+    pub async fn delete(&self, id: Uuid, expect: Expect, actor: &Actor) -> StoreResult<()> {
         let version = match expect {
             Expect::Version(v) => Some(v),
             _ => None,
         };
+        let mut tx = self.pool.begin().await?;
+        let before = snapshot(&mut tx, id).await?;
         let deleted = sqlx::query!(
             "DELETE FROM sources WHERE id = $1 AND ($2::bigint IS NULL OR version = $2)",
             id,
             version,
         )
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?
         .rows_affected();
         if deleted == 0 {
+            drop(tx);
             self.check(id, expect).await?;
             return Err(StoreError::NotFound);
         }
+        audit_write(&mut tx, actor, id, before).await?;
+        tx.commit().await?;
         Ok(())
     }
 

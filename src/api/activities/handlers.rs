@@ -1,5 +1,6 @@
 //! `/v1/activities`: definitions and their schedules.
 
+use crate::api::caller::Caller;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -100,6 +101,7 @@ fn parse_definition(
 #[tracing::instrument(skip_all)]
 pub async fn create_activity(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     headers: HeaderMap,
     JsonBody(request): JsonBody<ActivityRequest>,
 ) -> ApiResult<Response> {
@@ -114,7 +116,7 @@ pub async fn create_activity(
     let written = state
         .services
         .activities
-        .create(&definition, idempotency)
+        .create(&definition, idempotency, &actor)
         .await?;
     Ok(respond_written(written))
 }
@@ -329,9 +331,10 @@ pub async fn get_activity(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, headers, request))]
+#[tracing::instrument(skip(actor, state, headers, request))]
 pub async fn put_activity(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     headers: HeaderMap,
     JsonBody(request): JsonBody<ActivityRequest>,
@@ -341,7 +344,7 @@ pub async fn put_activity(
     let written = state
         .services
         .activities
-        .put(id, &definition, expect)
+        .put(id, &definition, expect, &actor)
         .await?;
     Ok(respond_written(written))
 }
@@ -372,9 +375,10 @@ pub async fn put_activity(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, headers, patch))]
+#[tracing::instrument(skip(actor, state, headers, patch))]
 pub async fn patch_activity(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     headers: HeaderMap,
     JsonBody(patch): JsonBody<serde_json::Value>,
@@ -384,9 +388,12 @@ pub async fn patch_activity(
     let written = state
         .services
         .activities
-        .patch(id, expect, |current| {
-            parse_definition(patched(request_of(current), &patch)?)
-        })
+        .patch(
+            id,
+            expect,
+            |current| parse_definition(patched(request_of(current), &patch)?),
+            &actor,
+        )
         .await?;
     Ok(respond_written(written))
 }
@@ -409,13 +416,14 @@ pub async fn patch_activity(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, headers))]
+#[tracing::instrument(skip(actor, state, headers))]
 pub async fn delete_activity(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     headers: HeaderMap,
 ) -> ApiResult<StatusCode> {
     let expect = if_match(&headers)?;
-    state.services.activities.delete(id, expect).await?;
+    state.services.activities.delete(id, expect, &actor).await?;
     Ok(StatusCode::NO_CONTENT)
 }

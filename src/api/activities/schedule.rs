@@ -1,6 +1,7 @@
 //! Pause, resume and backfill of a schedule (its live view and timeline are
 //! in `schedule_view`).
 
+use crate::api::caller::Caller;
 use axum::Json;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
@@ -171,16 +172,17 @@ impl From<PauseOutcome> for PauseResponse {
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, request))]
+#[tracing::instrument(skip(actor, state, request))]
 pub async fn pause_activity(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     OptionalJsonBody(request): OptionalJsonBody<PauseRequest>,
 ) -> ApiResult<Json<PauseResponse>> {
     let outcome = state
         .services
         .schedules
-        .pause(id, request.note.as_deref())
+        .pause(id, request.note.as_deref(), &actor)
         .await?;
     Ok(Json(outcome.into()))
 }
@@ -208,9 +210,10 @@ pub async fn pause_activity(
         problems::PostgresOrTemporalUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, request))]
+#[tracing::instrument(skip(actor, state, request))]
 pub async fn resume_activity(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     OptionalJsonBody(request): OptionalJsonBody<ResumeRequest>,
 ) -> ApiResult<Json<PauseResponse>> {
@@ -218,7 +221,9 @@ pub async fn resume_activity(
     let outcome = if request.dry_run {
         schedules.resume_dry_run(id).await?
     } else {
-        schedules.resume(id, request.note.as_deref()).await?
+        schedules
+            .resume(id, request.note.as_deref(), &actor)
+            .await?
     };
     Ok(Json(outcome.into()))
 }
@@ -284,9 +289,10 @@ fn parse_instant(field: &str, text: &str) -> ApiResult<DateTime<Utc>> {
         problems::PostgresOrTemporalUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, request))]
+#[tracing::instrument(skip(actor, state, request))]
 pub async fn backfill_activity(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     JsonBody(request): JsonBody<BackfillRequest>,
 ) -> ApiResult<(axum::http::StatusCode, Json<BackfillResponse>)> {
@@ -295,7 +301,7 @@ pub async fn backfill_activity(
     let outcome = state
         .services
         .schedules
-        .backfill(id, start, end, request.dry_run)
+        .backfill(id, start, end, request.dry_run, &actor)
         .await?;
     let status = if outcome.dry_run {
         axum::http::StatusCode::OK

@@ -2,6 +2,7 @@
 //! calendars, each write at a new version (`ETag`, `If-Match` as for
 //! activities). Reading needs scope `read`; writing, `admin`.
 
+use crate::api::caller::Caller;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -90,10 +91,11 @@ pub(super) fn respond_with(
 #[tracing::instrument(skip_all)]
 pub async fn create_calendar(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     JsonBody(request): JsonBody<CalendarRequest>,
 ) -> ApiResult<Response> {
     let calendar = parse(request)?;
-    let record = state.services.calendars.create(&calendar).await?;
+    let record = state.services.calendars.create(&calendar, &actor).await?;
     Ok(respond(StatusCode::CREATED, record))
 }
 
@@ -175,16 +177,21 @@ pub async fn get_calendar(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, headers, request))]
+#[tracing::instrument(skip(actor, state, headers, request))]
 pub async fn put_calendar(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     headers: HeaderMap,
     JsonBody(request): JsonBody<CalendarRequest>,
 ) -> ApiResult<Response> {
     let expect = if_match(&headers)?;
     let calendar = parse(request)?;
-    let (record, created) = state.services.calendars.put(id, &calendar, expect).await?;
+    let (record, created) = state
+        .services
+        .calendars
+        .put(id, &calendar, expect, &actor)
+        .await?;
     let status = if created {
         StatusCode::CREATED
     } else {
@@ -221,9 +228,10 @@ pub async fn put_calendar(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, headers, patch))]
+#[tracing::instrument(skip(actor, state, headers, patch))]
 pub async fn patch_calendar(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     headers: HeaderMap,
     JsonBody(patch): JsonBody<serde_json::Value>,
@@ -233,7 +241,12 @@ pub async fn patch_calendar(
     let record = state
         .services
         .calendars
-        .patch(id, expect, |current| parse(patched(current, &patch)?))
+        .patch(
+            id,
+            expect,
+            |current| parse(patched(current, &patch)?),
+            &actor,
+        )
         .await?;
     Ok(respond(StatusCode::OK, record))
 }
@@ -258,13 +271,14 @@ pub async fn patch_calendar(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, headers))]
+#[tracing::instrument(skip(actor, state, headers))]
 pub async fn delete_calendar(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     headers: HeaderMap,
 ) -> ApiResult<StatusCode> {
     let expect = if_match(&headers)?;
-    state.services.calendars.delete(id, expect).await?;
+    state.services.calendars.delete(id, expect, &actor).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -1,6 +1,7 @@
 //! `POST /v1/calendars:import` (a calendar from an iCalendar file) and
 //! `GET /v1/calendars/{id}/days` (each date's status).
 
+use crate::api::caller::Caller;
 use axum::Json;
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
@@ -84,6 +85,7 @@ fn weekend_days(text: &str) -> ApiResult<Vec<i64>> {
 #[tracing::instrument(skip_all)]
 pub async fn import_calendar(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     ApiQuery(query): ApiQuery<ImportQuery>,
     request: Request,
 ) -> ApiResult<Response> {
@@ -123,7 +125,11 @@ pub async fn import_calendar(
             .transpose()?,
         covered_until: query.covered_until,
     };
-    let imported = state.services.calendars.import(text, &options).await?;
+    let imported = state
+        .services
+        .calendars
+        .import(text, &options, &actor)
+        .await?;
     let id = imported.record.id;
     let tag = etag(imported.record.version);
     let body = ImportResponse {

@@ -11,6 +11,7 @@ use utoipa::IntoParams;
 
 use super::model::{CreateProjectRequest, ProjectRequest, ProjectResponse, render};
 use crate::api::AppState;
+use crate::api::caller::Caller;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{JsonBody, etag, if_match};
 use crate::api::merge_patch::{patched, require_object};
@@ -113,6 +114,7 @@ async fn respond(
 #[tracing::instrument(skip_all)]
 pub async fn create_project(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     JsonBody(request): JsonBody<CreateProjectRequest>,
 ) -> ApiResult<Response> {
     let (id, request) = request.split();
@@ -126,7 +128,11 @@ pub async fn create_project(
         }
         (Err(e), _) | (_, Err(e)) => return Err(e),
     };
-    let record = state.services.projects.create(&id, &project).await?;
+    let record = state
+        .services
+        .projects
+        .create(&id, &project, &actor)
+        .await?;
     tracing::info!(project = %id, "project created");
     respond(&state, StatusCode::CREATED, record).await
 }
@@ -219,16 +225,21 @@ pub async fn get_project(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, headers, request))]
+#[tracing::instrument(skip(state, actor, headers, request))]
 pub async fn put_project(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     ProjectIdParam(id): ProjectIdParam,
     headers: HeaderMap,
     JsonBody(request): JsonBody<ProjectRequest>,
 ) -> ApiResult<Response> {
     let expect = if_match(&headers)?;
     let project = parse(request)?;
-    let (record, created) = state.services.projects.put(&id, &project, expect).await?;
+    let (record, created) = state
+        .services
+        .projects
+        .put(&id, &project, expect, &actor)
+        .await?;
     let status = if created {
         StatusCode::CREATED
     } else {
@@ -263,9 +274,10 @@ pub async fn put_project(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, headers, patch))]
+#[tracing::instrument(skip(state, actor, headers, patch))]
 pub async fn patch_project(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     ProjectIdParam(id): ProjectIdParam,
     headers: HeaderMap,
     JsonBody(patch): JsonBody<serde_json::Value>,
@@ -275,7 +287,9 @@ pub async fn patch_project(
     let record = state
         .services
         .projects
-        .patch(&id, expect, |current| parse(patched(current, &patch)?))
+        .patch(&id, expect, &actor, |current| {
+            parse(patched(current, &patch)?)
+        })
         .await?;
     respond(&state, StatusCode::OK, record).await
 }
@@ -304,14 +318,15 @@ pub async fn patch_project(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, headers))]
+#[tracing::instrument(skip(state, actor, headers))]
 pub async fn delete_project(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     ProjectIdParam(id): ProjectIdParam,
     headers: HeaderMap,
 ) -> ApiResult<StatusCode> {
     let expect = if_match(&headers)?;
-    state.services.projects.delete(&id, expect).await?;
+    state.services.projects.delete(&id, expect, &actor).await?;
     tracing::info!(project = %id, "project deleted");
     Ok(StatusCode::NO_CONTENT)
 }

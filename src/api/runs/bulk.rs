@@ -1,5 +1,6 @@
 //! `/v1/activities/{id}/runs/retry` and `/runs/cancel`: run control in bulk.
 
+use crate::api::caller::Caller;
 use axum::extract::State;
 use axum::{Extension, Json};
 use chrono::{DateTime, Utc};
@@ -144,9 +145,10 @@ fn filters(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, request, caller))]
+#[tracing::instrument(skip(actor, state, request, caller))]
 pub async fn retry_activity_runs(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     caller: Option<Extension<CallerKey>>,
     IdParam(id): IdParam,
     OptionalJsonBody(request): OptionalJsonBody<BulkRetryRequest>,
@@ -161,7 +163,7 @@ pub async fn retry_activity_runs(
     let done = state
         .services
         .runs
-        .retry_many(id, &filter, caller.map(|Extension(CallerKey(k))| k))
+        .retry_many(id, &filter, caller.map(|Extension(CallerKey(k))| k), &actor)
         .await?;
     Ok(Json(done.into()))
 }
@@ -187,9 +189,10 @@ pub async fn retry_activity_runs(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, request, caller))]
+#[tracing::instrument(skip(actor, state, request, caller))]
 pub async fn cancel_activity_runs(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     caller: Option<Extension<CallerKey>>,
     IdParam(id): IdParam,
     OptionalJsonBody(request): OptionalJsonBody<BulkCancelRequest>,
@@ -202,6 +205,10 @@ pub async fn cancel_activity_runs(
         request.scheduled_before.as_deref(),
         request.dry_run,
     )?;
-    let done = state.services.runs.cancel_many(id, &filter, cancel).await?;
+    let done = state
+        .services
+        .runs
+        .cancel_many(id, &filter, cancel, &actor)
+        .await?;
     Ok(Json(done.into()))
 }

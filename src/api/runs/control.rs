@@ -1,5 +1,6 @@
 //! `/v1/runs/{run_id}/cancel` and `/retry`: run control.
 
+use crate::api::caller::Caller;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
@@ -85,15 +86,16 @@ impl From<Cancelled> for CancelRunResponse {
         problems::PostgresOrTemporalUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, request, caller))]
+#[tracing::instrument(skip(actor, state, request, caller))]
 pub async fn cancel_run(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     caller: Option<Extension<CallerKey>>,
     IdParam(run_id): IdParam,
     OptionalJsonBody(request): OptionalJsonBody<CancelRunRequest>,
 ) -> ApiResult<(StatusCode, Json<CancelRunResponse>)> {
     let cancel = cancel_request(request.reason, request.force, caller)?;
-    let cancelled = state.services.runs.cancel(run_id, cancel).await?;
+    let cancelled = state.services.runs.cancel(run_id, cancel, &actor).await?;
     Ok((StatusCode::ACCEPTED, Json(cancelled.into())))
 }
 
@@ -166,16 +168,17 @@ impl From<Retried> for RetryRunResponse {
         problems::PostgresOrTemporalUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, caller))]
+#[tracing::instrument(skip(actor, state, caller))]
 pub async fn retry_run(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     caller: Option<Extension<CallerKey>>,
     IdParam(run_id): IdParam,
 ) -> ApiResult<(StatusCode, Json<RetryRunResponse>)> {
     let retried = state
         .services
         .runs
-        .retry(run_id, caller.map(|Extension(CallerKey(id))| id))
+        .retry(run_id, caller.map(|Extension(CallerKey(id))| id), &actor)
         .await?;
     Ok((StatusCode::ACCEPTED, Json(retried.into())))
 }

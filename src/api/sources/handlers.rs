@@ -1,6 +1,7 @@
 //! `/v1/sources`: brokers the service consumes events from (scope `admin`),
 //! with their live status and their rejected (poison) messages.
 
+use crate::api::caller::Caller;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -254,10 +255,11 @@ fn with_etag(status: StatusCode, version: i64, body: SourceResponse) -> Response
 #[tracing::instrument(skip_all)]
 pub async fn create_source(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     JsonBody(request): JsonBody<SourceRequest>,
 ) -> ApiResult<Response> {
     let input = parse(request)?;
-    let source = state.services.sources.create(&input).await?;
+    let source = state.services.sources.create(&input, &actor).await?;
     let location = format!("/v1/sources/{}", source.id);
     let version = source.version;
     let mut response = with_etag(StatusCode::CREATED, version, render(source, Some(None)));
@@ -342,6 +344,7 @@ pub async fn get_source(
 #[tracing::instrument(skip_all)]
 pub async fn patch_source(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     headers: HeaderMap,
     JsonBody(patch): JsonBody<serde_json::Value>,
@@ -358,7 +361,11 @@ pub async fn patch_source(
     });
     let request: SourceRequest = patched(document, &patch)?;
     let input = parse(request)?;
-    let source = state.services.sources.update(id, expect, &input).await?;
+    let source = state
+        .services
+        .sources
+        .update(id, expect, &input, &actor)
+        .await?;
     let version = source.version;
     Ok(with_etag(StatusCode::OK, version, render(source, None)))
 }
@@ -382,11 +389,12 @@ pub async fn patch_source(
 #[tracing::instrument(skip_all)]
 pub async fn delete_source(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     headers: HeaderMap,
 ) -> ApiResult<StatusCode> {
     let expect = if_match(&headers)?;
-    state.services.sources.delete(id, expect).await?;
+    state.services.sources.delete(id, expect, &actor).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

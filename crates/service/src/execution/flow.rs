@@ -72,7 +72,7 @@ impl Execution {
                 );
                 if self
                     .runs
-                    .request_cancel(oldest, Some(&reason), None, false)
+                    .request_cancel(oldest, Some(&reason), None, false, None)
                     .await?
                     .is_some()
                 {

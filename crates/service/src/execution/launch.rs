@@ -3,6 +3,7 @@
 //! run recorded as `skipped` runs.
 
 use super::{Execution, ExecutionResult};
+use acp_domain::audit::Actor;
 use acp_domain::business_calendar::{BeyondCoverage, Fate, fate};
 use acp_domain::ids;
 use acp_domain::misfire::{Decision, Fire, SkipReason, catch_up_times, decide};
@@ -97,7 +98,12 @@ impl Execution {
                                     .map_or_else(String::new, |d| d.to_string())
                             );
                             self.activities
-                                .set_paused(activity.id, true, Some(&note))
+                                .set_paused(
+                                    activity.id,
+                                    true,
+                                    Some(&note),
+                                    &Actor::service("pause_activity"),
+                                )
                                 .await?;
                             tracing::info!(activity_id = %activity.id, "{note}");
                         }

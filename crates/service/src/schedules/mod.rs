@@ -11,12 +11,14 @@ use uuid::Uuid;
 use super::activities::{Activities, SyncOutcome};
 use super::{Error, Result};
 use acp_domain::activity::Activity;
+use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::backfill::{Planned, Route, plan_backfill, route};
 use acp_domain::ids;
 use acp_domain::run::{Run, RunTrigger};
 use acp_domain::timeline::{TimeAction, TimelineReason};
 use acp_domain::trigger::{Cadence, ScheduledTrigger};
 use acp_store::RunStore;
+use acp_store::audit::Audit;
 use acp_temporal::{GatewayError, ScheduleView};
 
 /// The most nominal times one backfill or one timeline page covers.
@@ -111,8 +113,8 @@ impl Schedules {
 
     /// Pauses the schedule. Fires while paused are dropped by Temporal;
     /// `resume` decides what to do about them.
-    pub async fn pause(&self, id: Uuid, note: Option<&str>) -> Result<PauseOutcome> {
-        let (activity, _, sync) = self.set_paused(id, true, note).await?;
+    pub async fn pause(&self, id: Uuid, note: Option<&str>, actor: &Actor) -> Result<PauseOutcome> {
+        let (activity, _, sync) = self.set_paused(id, true, note, actor).await?;
         Ok(PauseOutcome {
             activity,
             sync,
@@ -126,6 +128,7 @@ impl Schedules {
         id: Uuid,
         paused: bool,
         note: Option<&str>,
+        actor: &Actor,
     ) -> Result<(Activity, Option<DateTime<Utc>>, SyncOutcome)> {
         if note.is_some_and(|n| n.chars().count() > MAX_NOTE_CHARS) {
             return Err(Error::invalid(
@@ -136,7 +139,10 @@ impl Schedules {
         let current = self.activities.get(id).await?;
         scheduled(&current)?;
         let (activity, paused_since) = super::found(
-            self.activities.store().set_paused(id, paused, note).await,
+            self.activities
+                .store()
+                .set_paused(id, paused, note, actor)
+                .await,
             "activity",
         )?;
         #[cfg(feature = "fault-injection")]
@@ -164,6 +170,7 @@ impl Schedules {
         start: DateTime<Utc>,
         end: DateTime<Utc>,
         dry_run: bool,
+        actor: &Actor,
     ) -> Result<BackfillOutcome> {
         if end <= start {
             return Err(Error::invalid("end", "must be after start"));
@@ -188,7 +195,17 @@ impl Schedules {
         let action = if dry_run {
             TimeAction::Backfilled
         } else {
-            self.request_backfill(&activity, &todo, None).await?
+            let note = Note::action(
+                Subject::activity(id),
+                serde_json::json!({
+                    "start": start,
+                    "end": end,
+                    "times": todo,
+                    "next_start": plan.next_start,
+                }),
+            );
+            self.request_backfill(&activity, &todo, None, Some((actor, &note)))
+                .await?
         };
         let times = plan
             .times
@@ -223,12 +240,18 @@ impl Schedules {
         activity: &Activity,
         times: &[DateTime<Utc>],
         window: Option<(DateTime<Utc>, DateTime<Utc>)>,
+        audit: Audit<'_>,
     ) -> Result<TimeAction> {
         let id = activity.id;
         if times.is_empty() {
+            // Nothing to run, but a backfill the caller asked for is still
+            // one entry.
+            if audit.is_some() {
+                self.runs.request_times(id, times, audit).await?;
+            }
             return Ok(TimeAction::Backfilled);
         }
-        self.runs.request_times(id, times).await?;
+        self.runs.request_times(id, times, audit).await?;
         // Before Temporal hears of it: the launcher reads the window.
         if let Some((time, window_start)) = window {
             self.runs

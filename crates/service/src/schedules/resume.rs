@@ -52,10 +52,15 @@ impl Schedules {
     /// times missed while paused: `skip` runs none, `catchup` the most
     /// recent `catchup_limit`, `compress` one for the latest with a window
     /// reaching back over the whole pause.
-    pub async fn resume(&self, id: uuid::Uuid, note: Option<&str>) -> Result<PauseOutcome> {
+    pub async fn resume(
+        &self,
+        id: uuid::Uuid,
+        note: Option<&str>,
+        actor: &acp_domain::audit::Actor,
+    ) -> Result<PauseOutcome> {
         // Asked for now: the times missed up to here are the policy's.
         let asked = Utc::now();
-        let (activity, paused_since, sync) = self.set_paused(id, false, note).await?;
+        let (activity, paused_since, sync) = self.set_paused(id, false, note, actor).await?;
         // Temporal has taken the unpause by now (when the sync reached it). A
         // time between `asked` and here fell after the resume was asked for,
         // so it is due whatever the policy; the paused engine dropped it or
@@ -159,7 +164,8 @@ impl Schedules {
         let action = if dry_run {
             TimeAction::Backfilled
         } else {
-            self.request_backfill(activity, &times, window).await?
+            self.request_backfill(activity, &times, window, None)
+                .await?
         };
         let count = |wanted: TimeAction| {
             if action == wanted {

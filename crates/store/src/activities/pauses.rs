@@ -4,19 +4,22 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::writes::note;
 use super::{ActivityRow, ActivityStore, lock_live, record_version};
-use crate::StoreResult;
+use crate::{StoreResult, audit};
 use acp_domain::activity::Activity;
+use acp_domain::audit::Actor;
 
 impl ActivityStore {
     /// Pauses or resumes (idempotently). Returns the activity and, when this
     /// call resumed it, since when it had been paused.
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(skip(self, actor))]
     pub async fn set_paused(
         &self,
         id: Uuid,
         paused: bool,
-        note: Option<&str>,
+        pause_note: Option<&str>,
+        actor: &Actor,
     ) -> StoreResult<(Activity, Option<DateTime<Utc>>)> {
         let mut tx = self.pool.begin().await?;
         let current = lock_live(&mut tx, id).await?;
@@ -24,6 +27,9 @@ impl ActivityStore {
             .fetch_one(&mut *tx)
             .await?;
         if current.paused == paused {
+            // Already so: nothing changes, but the caller asked.
+            audit::append(&mut tx, actor, &note(id, Some(&current), Some(&current))).await?;
+            tx.commit().await?;
             return Ok((current, None));
         }
         let row = sqlx::query_as!(
@@ -36,7 +42,7 @@ impl ActivityStore {
                  schedule_conflict_token"#,
             id,
             paused,
-            note,
+            pause_note,
         )
         .fetch_one(&mut *tx)
         .await?;
@@ -57,6 +63,7 @@ impl ActivityStore {
             .execute(&mut *tx)
             .await?;
         }
+        audit::append(&mut tx, actor, &note(id, Some(&current), Some(&activity))).await?;
         tx.commit().await?;
         Ok((activity, if paused { None } else { since }))
     }

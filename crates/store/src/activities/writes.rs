@@ -6,8 +6,9 @@ use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
 
 use super::{ActivityRow, ActivityStore, CreateOutcome, Expect, lock_live, record_version};
-use crate::{StoreError, StoreResult};
+use crate::{StoreError, StoreResult, audit};
 use acp_domain::activity::{Activity, ActivityDefinition, SyncState};
+use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::trigger::Trigger;
 
 /// The sync state a definition starts in: an event activity that never had a
@@ -21,6 +22,27 @@ fn initial_sync_state(new: &ActivityDefinition, old: Option<&ActivityDefinition>
     }
 }
 
+/// What an entry keeps of one side of a definition's write.
+pub(crate) fn snapshot(activity: &Activity) -> serde_json::Value {
+    serde_json::json!({
+        "version": activity.version,
+        "definition": activity.definition,
+        "paused": activity.paused,
+        "pause_note": activity.pause_note,
+    })
+}
+
+/// The entry of a write that took the activity from `before` to `after`
+/// (`None`: it did not exist, or no longer does).
+pub(crate) fn note(id: Uuid, before: Option<&Activity>, after: Option<&Activity>) -> Note {
+    let live = |a: &&Activity| !a.deleted;
+    Note::definition(
+        Subject::activity(id),
+        before.filter(live).map(snapshot),
+        after.filter(live).map(snapshot),
+    )
+}
+
 fn event_types(def: &ActivityDefinition) -> Vec<String> {
     match &def.trigger {
         Trigger::Event { event_types } => {
@@ -31,12 +53,13 @@ fn event_types(def: &ActivityDefinition) -> Vec<String> {
 }
 
 impl ActivityStore {
-    #[tracing::instrument(skip(self, def, idempotency))]
+    #[tracing::instrument(skip(self, def, idempotency, actor))]
     pub async fn create(
         &self,
         id: Uuid,
         def: &ActivityDefinition,
         idempotency: Option<(&str, &str)>,
+        actor: &Actor,
     ) -> StoreResult<CreateOutcome> {
         let mut tx = self.pool.begin().await?;
         if let Some((key, request_hash)) = idempotency {
@@ -76,17 +99,19 @@ impl ActivityStore {
             }
         }
         let activity = insert(&mut tx, id, 1, def, initial_sync_state(def, None)).await?;
+        audit::append(&mut tx, actor, &note(id, None, Some(&activity))).await?;
         tx.commit().await?;
         Ok(CreateOutcome::Created(activity))
     }
 
     /// Create-or-replace. Returns the activity and whether it was created.
-    #[tracing::instrument(skip(self, def))]
+    #[tracing::instrument(skip(self, def, actor))]
     pub async fn put(
         &self,
         id: Uuid,
         def: &ActivityDefinition,
         expect: Expect,
+        actor: &Actor,
     ) -> StoreResult<(Activity, bool)> {
         let mut tx = self.pool.begin().await?;
         let current = sqlx::query_as!(
@@ -106,6 +131,7 @@ impl ActivityStore {
                     return Err(StoreError::VersionMismatch { current: 0 });
                 }
                 let activity = insert(&mut tx, id, 1, def, initial_sync_state(def, None)).await?;
+                audit::append(&mut tx, actor, &note(id, None, Some(&activity))).await?;
                 tx.commit().await?;
                 Ok((activity, true))
             }
@@ -116,15 +142,20 @@ impl ActivityStore {
                 // A PUT to a deleted ID brings it back as a new life of the same
                 // activity; the version keeps counting so ETags never repeat.
                 let activity = update_definition(&mut tx, &current, def, true).await?;
+                audit::append(&mut tx, actor, &note(id, None, Some(&activity))).await?;
                 tx.commit().await?;
                 Ok((activity, true))
             }
             Some(current) => {
                 check_expect(&current, expect)?;
-                if current.definition == *def {
-                    return Ok((current, false));
-                }
-                let activity = update_definition(&mut tx, &current, def, false).await?;
+                // An unchanged definition is still a write the caller made:
+                // its entry says so (the same before and after).
+                let activity = if current.definition == *def {
+                    current.clone()
+                } else {
+                    update_definition(&mut tx, &current, def, false).await?
+                };
+                audit::append(&mut tx, actor, &note(id, Some(&current), Some(&activity))).await?;
                 tx.commit().await?;
                 Ok((activity, false))
             }
@@ -133,27 +164,30 @@ impl ActivityStore {
 
     /// Replaces the definition of a live activity at exactly `expected_version`
     /// (PATCH: the caller merged onto that version).
-    #[tracing::instrument(skip(self, def))]
+    #[tracing::instrument(skip(self, def, actor))]
     pub async fn replace_at(
         &self,
         id: Uuid,
         expected_version: i64,
         def: &ActivityDefinition,
+        actor: &Actor,
     ) -> StoreResult<Activity> {
         let mut tx = self.pool.begin().await?;
         let current = lock_live(&mut tx, id).await?;
         check_expect(&current, Expect::Version(expected_version))?;
-        if current.definition == *def {
-            return Ok(current);
-        }
-        let activity = update_definition(&mut tx, &current, def, false).await?;
+        let activity = if current.definition == *def {
+            current.clone()
+        } else {
+            update_definition(&mut tx, &current, def, false).await?
+        };
+        audit::append(&mut tx, actor, &note(id, Some(&current), Some(&activity))).await?;
         tx.commit().await?;
         Ok(activity)
     }
 
     /// Soft-deletes a live activity; its runs stay readable.
-    #[tracing::instrument(skip(self))]
-    pub async fn delete(&self, id: Uuid, expect: Expect) -> StoreResult<Activity> {
+    #[tracing::instrument(skip(self, actor))]
+    pub async fn delete(&self, id: Uuid, expect: Expect, actor: &Actor) -> StoreResult<Activity> {
         let mut tx = self.pool.begin().await?;
         let current = lock_live(&mut tx, id).await?;
         check_expect(&current, expect)?;
@@ -176,6 +210,7 @@ impl ActivityStore {
         )
         .fetch_one(&mut *tx)
         .await?;
+        audit::append(&mut tx, actor, &note(id, Some(&current), None)).await?;
         tx.commit().await?;
         Ok(row.into())
     }

@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use super::RunStore;
 use crate::StoreResult;
+use crate::audit::{self, Audit};
 
 impl RunStore {
     /// Whether a nominal time was asked for explicitly: `None` if not, else
@@ -33,7 +34,9 @@ impl RunStore {
         &self,
         activity_id: Uuid,
         times: &[DateTime<Utc>],
+        audit: Audit<'_>,
     ) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
         sqlx::query!(
             "INSERT INTO backfill_requests (activity_id, scheduled_for)
              SELECT $1, t FROM unnest($2::timestamptz[]) AS t
@@ -42,8 +45,10 @@ impl RunStore {
             activity_id,
             times,
         )
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
+        audit::append_if(&mut tx, audit).await?;
+        tx.commit().await?;
         Ok(())
     }
 

@@ -1,5 +1,6 @@
 //! `POST /v1/activities/{id}/trigger`: run an activity once, now.
 
+use crate::api::caller::Caller;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -46,14 +47,15 @@ pub struct TriggerResponse {
         problems::PostgresOrTemporalUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, headers))]
+#[tracing::instrument(skip(actor, state, headers))]
 pub async fn trigger_activity(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let key = idempotency_key(&headers)?;
-    let triggered = state.services.runs.trigger(id, key).await?;
+    let triggered = state.services.runs.trigger(id, key, &actor).await?;
     let status = match triggered.outcome {
         StartOutcome::Started => StatusCode::ACCEPTED,
         StartOutcome::Duplicate => StatusCode::OK,
