@@ -532,6 +532,34 @@ async fn every_write_operation_leaves_one_entry_naming_its_key(pool: PgPool) {
     assert!(all["items"].as_array().map(Vec::len) >= Some(WALK.len()));
     let (status, _) = api.get("/v1/audit?subject_type=planet").await;
     assert_eq!(status, 400);
+    let (_, projects) = api
+        .get(&format!("/v1/audit?subject_type=project&subject_id={PROJECT}"))
+        .await;
+    let ops: Vec<&str> = projects["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["operation"].as_str())
+        .collect();
+    assert_eq!(
+        ops,
+        ["delete_project", "patch_project", "put_project", "create_project"],
+        "{projects}"
+    );
+    // The document's pattern for the filter names every kind an entry has.
+    let text = std::fs::read_to_string("openapi/openapi.json")
+        .unwrap_or_else(|e| panic!("read openapi/openapi.json: {e}"));
+    let document: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let pattern = document["paths"]["/v1/audit"]["get"]["parameters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == "subject_type")
+        .and_then(|p| p["schema"]["pattern"].as_str())
+        .unwrap_or_default();
+    for kind in acp_domain::audit::SUBJECT_KINDS {
+        assert!(pattern.contains(kind), "{kind} is not in {pattern}");
+    }
 
     // Read-only keys do not see it.
     let (_, reader) = api

@@ -262,6 +262,17 @@ test("pause with a note, resume with the policy shown", async () => {
     await dialog.getByRole("button", { name: "Close", exact: true }).click();
     await page.getByTestId("paused-badge").waitFor({ state: "detached" });
     await page.getByRole("button", { name: "Pause" }).waitFor();
+    // Who did it: the activity's changes name the console's key, newest first.
+    const history = page.getByTestId("activity-history").locator("li");
+    await history.filter({ hasText: /^resume by console-admin/ }).first().waitFor();
+    assert.match(await history.first().innerText(), /^resume by console-admin/);
+    await history.filter({ hasText: /^pause by console-admin/ }).first().waitFor();
+    // The audit log has the pause, with its note in the change.
+    await page.getByRole("link", { name: "All changes of this activity" }).click();
+    const pauseRow = page.locator('tr[data-operation="pause_activity"]').first();
+    await pauseRow.waitFor();
+    await pauseRow.getByText("Change").click();
+    await pauseRow.getByText(/maintenance by e2e/).waitFor();
 });
 
 test("backfill the paused span: the dry run lists every time, confirming runs them, the runs appear live", async () => {

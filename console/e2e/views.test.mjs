@@ -155,6 +155,7 @@ test("subscription", () => check("subscription", `/subscriptions/${subscription.
 test("settings", () => check("settings", "/settings"));
 test("calendars", () => check("calendars", "/calendars", (p) => p.getByRole("link", { name: calendar.name }).waitFor()));
 test("calendar", () => check("calendar", `/calendars/${calendar.id}`, (p) => p.getByTestId("year-grid").waitFor()));
+test("audit log", () => check("audit", "/audit", (p) => p.locator("tr[data-seq]").first().waitFor()));
 test("keys", () => check("keys", "/keys", (p) => p.getByRole("button", { name: "Create key" }).waitFor()));
 test("key prompt", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });

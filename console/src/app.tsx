@@ -15,6 +15,7 @@ import { AlertsView } from "./views/alerts";
 import { SubscriptionsView, SubscriptionView } from "./views/subscriptions";
 import { SettingsView } from "./views/settings";
 import { KeysView } from "./views/keys";
+import { AuditView } from "./views/audit";
 import { CalendarsView } from "./views/calendars/list";
 import { CalendarView } from "./views/calendars/page";
 
@@ -28,7 +29,10 @@ const NAV: [string, string][] = [
     ["/calendars", "Calendars"],
 ];
 /** Views only an admin key can use. */
-const ADMIN_NAV: [string, string][] = [["/keys", "API keys"]];
+const ADMIN_NAV: [string, string][] = [
+    ["/keys", "API keys"],
+    ["/audit", "Audit log"],
+];
 
 export function App(): JSX.Element {
     const a = useSignal(auth);
@@ -198,6 +202,7 @@ function Routes(): JSX.Element {
     if ((m = match("/subscriptions/:id", path))) return <SubscriptionView id={m["id"]!} key={m["id"]} />;
     if (match("/settings", path)) return <SettingsView />;
     if (match("/keys", path)) return <KeysView />;
+    if (match("/audit", path)) return <AuditView />;
     if (match("/calendars", path)) return <CalendarsView />;
     if ((m = match("/calendars/:id", path))) return <CalendarView id={m["id"]!} key={m["id"]} />;
     return (

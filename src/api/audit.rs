@@ -86,7 +86,7 @@ pub struct ListAuditQuery {
     #[param(value_type = Option<String>, max_length = 200)]
     pub operation: Option<String>,
     /// Only writes to this kind of resource.
-    #[param(value_type = Option<String>, pattern = "^(activity|run|calendar|source|subscription|api_key)$")]
+    #[param(value_type = Option<String>, pattern = "^(activity|run|calendar|source|subscription|api_key|project)$")]
     pub subject_type: Option<String>,
     /// Only writes to the resource with this ID.
     #[param(value_type = Option<String>, max_length = 200)]

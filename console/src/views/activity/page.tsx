@@ -9,6 +9,8 @@ import { AlertsSection } from "./alertsSection";
 import { Facts } from "./facts";
 import { FlowSection } from "./flowSection";
 import { HeatmapSection } from "./heatmapSection";
+import { HistorySection } from "./historySection";
+import { can } from "../../api";
 import { RecentRuns } from "./recentRuns";
 import { TimelineSection } from "./timelineSection";
 
@@ -62,6 +64,7 @@ export function ActivityView({ id }: { id: string }): JSX.Element {
                 <div>
                     <FlowSection a={a} />
                     <AlertsSection a={a} tick={tick} />
+                    {can("admin") && <HistorySection a={a} tick={tick} />}
                 </div>
             </div>
         </section>
