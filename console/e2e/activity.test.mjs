@@ -273,6 +273,9 @@ test("pause with a note, resume with the policy shown", async () => {
     await pauseRow.waitFor();
     await pauseRow.getByText("Change").click();
     await pauseRow.getByText(/maintenance by e2e/).waitFor();
+    // Back where the next step starts: the activity's timeline.
+    await page.goBack();
+    await page.locator("canvas.timeline[data-drawn]").waitFor();
 });
 
 test("backfill the paused span: the dry run lists every time, confirming runs them, the runs appear live", async () => {
