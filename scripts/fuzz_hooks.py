@@ -3,7 +3,7 @@
 A DELETE removes what it names, so a fixed ID answers 204 once and 404 ever
 after, and schemathesis could not tell a working DELETE from one whose every
 call misses ("missing test data"). Before each DELETE of an activity, a
-source or a subscription that names the placeholder ID scripts/fuzz set in
+source, a subscription, a calendar or a project that names the placeholder ID scripts/fuzz set in
 its config, this creates a fresh one through the API and deletes that
 instead: every such call reaches the operation's logic. Calls naming any
 other ID (a malformed one, a random UUID) go out as generated.
@@ -25,6 +25,7 @@ COLLECTIONS = {
     "/v1/sources/{id}": "SOURCE",
     "/v1/subscriptions/{id}": "SUBSCRIPTION",
     "/v1/calendars/{id}": "CALENDAR",
+    "/v1/projects/{id}": "PROJECT",
 }
 
 
@@ -34,6 +35,11 @@ def create(collection: str, kind: str) -> str:
         # Source and calendar names are unique.
         document = json.loads(body)
         document["name"] = f"fuzz-doomed-{uuid.uuid4()}"
+        body = json.dumps(document)
+    if kind == "PROJECT":
+        # A project's ID is its slug, never given twice.
+        document = json.loads(body)
+        document["id"] = f"fuzz-doomed-{uuid.uuid4().hex[:12]}"
         body = json.dumps(document)
     request = urllib.request.Request(
         os.environ["ACP_FUZZ_BASE"] + collection,
