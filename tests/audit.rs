@@ -533,7 +533,9 @@ async fn every_write_operation_leaves_one_entry_naming_its_key(pool: PgPool) {
     let (status, _) = api.get("/v1/audit?subject_type=planet").await;
     assert_eq!(status, 400);
     let (_, projects) = api
-        .get(&format!("/v1/audit?subject_type=project&subject_id={PROJECT}"))
+        .get(&format!(
+            "/v1/audit?subject_type=project&subject_id={PROJECT}"
+        ))
         .await;
     let ops: Vec<&str> = projects["items"]
         .as_array()
@@ -543,7 +545,12 @@ async fn every_write_operation_leaves_one_entry_naming_its_key(pool: PgPool) {
         .collect();
     assert_eq!(
         ops,
-        ["delete_project", "patch_project", "put_project", "create_project"],
+        [
+            "delete_project",
+            "patch_project",
+            "put_project",
+            "create_project"
+        ],
         "{projects}"
     );
     // The document's pattern for the filter names every kind an entry has.
