@@ -146,7 +146,11 @@ pub(super) fn problem_retry_after(description: &str) -> utoipa::openapi::Respons
     response.headers.insert(
         "Retry-After".to_owned(),
         HeaderBuilder::new()
-            .schema(ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(0)))
+            .schema(
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(0)),
+            )
             .description(Some("Seconds to wait before asking again"))
             .build(),
     );
