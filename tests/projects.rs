@@ -265,8 +265,8 @@ async fn a_project_that_owns_something_is_not_deleted(pool: PgPool) {
         ))
         .await;
     let activity_id = activity["id"].as_str().unwrap_or_default().to_owned();
-    // The API does not yet create in a project other than `default` (every
-    // query is filtered by project later): move the activity by hand.
+    // The operator's key creates in `default`: move the activity by hand
+    // (a key of `a` comes only after, to be counted on its own).
     sqlx::query("UPDATE activities SET project_id = 'a' WHERE id = $1::uuid")
         .bind(&activity_id)
         .execute(&pool)

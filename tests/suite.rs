@@ -47,6 +47,7 @@ mod notifications;
 mod openapi;
 mod preview;
 mod projects;
+mod quotas;
 mod reconcile;
 mod replay;
 #[path = "resume/main.rs"]

@@ -156,6 +156,10 @@ fn bearer(request: &Request) -> Result<&str, ApiError> {
 #[derive(Debug, Clone, Copy)]
 pub struct CallerKey(pub uuid::Uuid);
 
+/// The calling key's project (`None`: an `operator` key, of no project).
+#[derive(Debug, Clone)]
+pub struct KeyProject(pub Option<acp_domain::project::ProjectId>);
+
 /// The calling key's name, when authenticating it read its row (a key
 /// checked in memory on the busiest routes has only its ID here).
 #[derive(Debug, Clone)]
@@ -223,19 +227,24 @@ pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: N
     let facts = confirmed_in_statement(request.method(), &route)
         .then(|| known.get(id))
         .flatten();
-    let (scope, pending, name) = match facts {
+    let (scope, pending, name, project) = match facts {
         Some(facts) => {
             if !auth::verify(secret, &facts.secret_sha256) {
                 return refused(Rejection::WrongSecret);
             }
-            (facts.scope, Some(UnconfirmedKey::new(id)), None)
+            (
+                facts.scope,
+                Some(UnconfirmedKey::new(id)),
+                None,
+                facts.project,
+            )
         }
         None => match keys.authenticate(id, secret).await {
             Ok(Ok((key, facts))) => {
                 if let Some(facts) = facts {
                     known.remember(key.id, facts);
                 }
-                (key.scope, None, Some(key.name))
+                (key.scope, None, Some(key.name), key.project)
             }
             Ok(Err(rejection)) => return refused(rejection),
             Err(err) => return ApiError::from(err).into_response(),
@@ -256,6 +265,7 @@ pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: N
         .into_response();
     }
     request.extensions_mut().insert(CallerKey(id));
+    request.extensions_mut().insert(KeyProject(project));
     if let Some(name) = name {
         request.extensions_mut().insert(KeyName(name));
     }

@@ -9,9 +9,10 @@ use axum::extract::{FromRequestParts, MatchedPath};
 use axum::http::Method;
 use axum::http::request::Parts;
 
-use super::auth::{CallerKey, KeyName};
+use super::auth::{CallerKey, KeyName, KeyProject};
 use super::error::ApiError;
 use acp_domain::audit::Actor;
+use acp_domain::project::ProjectId;
 
 /// The operation IDs of the document, by method and route template.
 #[derive(Debug, Default)]
@@ -48,7 +49,9 @@ static OPERATIONS: LazyLock<OperationTable> = LazyLock::new(|| {
 });
 
 /// The request's [`Actor`]. With authentication disabled the key is
-/// unknown (`key_id` and `key_name` are `None`).
+/// unknown (`key_id` and `key_name` are `None`). The project is the key's,
+/// as authenticating it found it; an `operator` key (of no project), a
+/// stream token and disabled authentication act in `default`.
 pub struct Caller(pub Actor);
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
@@ -77,6 +80,11 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
             key_name: parts.extensions.get::<KeyName>().map(|n| n.0.clone()),
             request_id,
             operation,
+            project: parts
+                .extensions
+                .get::<KeyProject>()
+                .and_then(|p| p.0.clone())
+                .unwrap_or_else(ProjectId::default_project),
         }))
     }
 }

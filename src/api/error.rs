@@ -10,6 +10,9 @@ use acp_service as service;
 use acp_service::StoreError;
 use acp_temporal::GatewayError;
 
+/// `Retry-After` of a create a count quota refuses, in seconds.
+pub const QUOTA_RETRY_AFTER_SECONDS: &str = "60";
+
 /// An RFC 9457 problem document (`application/problem+json`).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Problem {
@@ -26,6 +29,16 @@ pub struct Problem {
     /// Per-field problems, for validation failures.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<FieldError>,
+    /// The project's quota that refused a create (`quota-exceeded` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "activities")]
+    pub quota: Option<String>,
+    /// That quota's limit (`quota-exceeded` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// What the project uses of that quota now (`quota-exceeded` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<i64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +77,8 @@ pub enum ApiError {
         have: acp_domain::auth::Scope,
     },
     /// The request took longer than the configured request timeout.
+    #[error("quota `{}` reached", .0.quota.name())]
+    QuotaExceeded(acp_domain::project::QuotaExceeded),
     #[error("request timed out after {0:?}")]
     Timeout(std::time::Duration),
     #[error("a dependency is unavailable: {0}")]
@@ -134,6 +149,11 @@ impl ApiError {
                 StatusCode::FORBIDDEN,
                 "forbidden",
                 "The API key's scope does not allow this",
+            ),
+            Self::QuotaExceeded(_) => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "quota-exceeded",
+                "The project's quota is reached",
             ),
             Self::Unavailable(_) => (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -228,6 +248,15 @@ impl ApiError {
                     format!("scope `{have}` does not include `{needed}`"),
                 )],
             ),
+            Self::QuotaExceeded(q) => (
+                Some(format!(
+                    "the project has {} of its {} `{}`: delete one, or ask an operator to raise the quota",
+                    q.usage,
+                    q.limit,
+                    q.quota.name()
+                )),
+                vec![],
+            ),
             Self::Timeout(limit) => (
                 Some(format!(
                     "no answer within {} ms; it may still take effect, so retry with the same Idempotency-Key or check before repeating a write",
@@ -248,12 +277,19 @@ impl ApiError {
             ),
             Self::Internal(_) => (None, vec![]),
         };
+        let quota = match self {
+            Self::QuotaExceeded(q) => Some(*q),
+            _ => None,
+        };
         Problem {
             r#type: format!("https://activity-control-plane.dev/problems/{slug}"),
             title: title.to_owned(),
             status: status.as_u16(),
             detail,
             errors,
+            quota: quota.map(|q| q.quota.name().to_owned()),
+            limit: quota.map(|q| q.limit),
+            usage: quota.map(|q| q.usage),
         }
     }
 }
@@ -268,6 +304,7 @@ impl From<StoreError> for ApiError {
             },
             StoreError::Unavailable(_) => ApiError::Unavailable("PostgreSQL".into()),
             StoreError::KeyRevoked => ApiError::Unauthorized("the API key has been revoked"),
+            StoreError::QuotaExceeded(q) => ApiError::QuotaExceeded(q),
             StoreError::Other(e) => ApiError::Internal(e),
         }
     }
@@ -328,6 +365,14 @@ impl IntoResponse for ApiError {
         match self {
             ApiError::Unavailable(_) | ApiError::Timeout(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            }
+            // Nothing a count quota limits frees on its own: a minute is a
+            // polite pace to ask again at, not a promise.
+            ApiError::QuotaExceeded(_) => {
+                headers.insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from_static(QUOTA_RETRY_AFTER_SECONDS),
+                );
             }
             ApiError::Unauthorized(_) => {
                 headers.insert(

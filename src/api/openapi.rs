@@ -135,6 +135,28 @@ pub(super) fn problem(description: &str) -> utoipa::openapi::Response {
         .build()
 }
 
+/// A problem response that says when to ask again (`Retry-After`, in
+/// seconds).
+pub(super) fn problem_retry_after(description: &str) -> utoipa::openapi::Response {
+    use utoipa::openapi::ObjectBuilder;
+    use utoipa::openapi::header::HeaderBuilder;
+    use utoipa::openapi::schema::Type;
+
+    let mut response = problem(description);
+    response.headers.insert(
+        "Retry-After".to_owned(),
+        HeaderBuilder::new()
+            .schema(
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(0)),
+            )
+            .description(Some("Seconds to wait before asking again"))
+            .build(),
+    );
+    response
+}
+
 fn secure(doc: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::RefOr;
     use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};

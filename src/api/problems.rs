@@ -81,3 +81,19 @@ problems! {
     PostgresOrTemporalUnavailable = 503, "PostgreSQL or Temporal unavailable";
     PostgresUnavailable = 503, "PostgreSQL unavailable";
 }
+
+/// `429`: the project's quota of what the operation creates is reached; the
+/// problem (`quota-exceeded`) names the quota, its `limit` and the `usage`,
+/// and `Retry-After` paces a client that waits for a delete.
+pub struct QuotaExceeded;
+
+impl utoipa::IntoResponses for QuotaExceeded {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        BTreeMap::from([(
+            "429".to_owned(),
+            RefOr::T(super::openapi::problem_retry_after(
+                "The project's quota is reached (the problem names the quota, its limit and the usage)",
+            )),
+        )])
+    }
+}

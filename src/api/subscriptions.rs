@@ -162,6 +162,7 @@ pub struct PageQuery {
     responses(
         (status = 201, description = "Created", body = SubscriptionResponse, headers(("Location" = String))),
         problems::UnreadableBody,
+        problems::QuotaExceeded,
         problems::BodyTooLarge,
         problems::NotJson,
         problems::InvalidFields,

@@ -2434,6 +2434,16 @@ export interface components {
             /** @description Per-field problems, for validation failures. */
             errors?: components["schemas"]["FieldError"][];
             /**
+             * Format: int64
+             * @description That quota's limit (`quota-exceeded` only).
+             */
+            limit?: number | null;
+            /**
+             * @description The project's quota that refused a create (`quota-exceeded` only).
+             * @example activities
+             */
+            quota?: string | null;
+            /**
              * Format: int32
              * @description The HTTP status code.
              */
@@ -2445,6 +2455,11 @@ export interface components {
              * @example https://activity-control-plane.dev/problems/validation
              */
             type: string;
+            /**
+             * Format: int64
+             * @description What the project uses of that quota now (`quota-exceeded` only).
+             */
+            usage?: number | null;
         };
         /** @description A project's limits: each absent (or `null`) is unlimited. */
         ProjectQuotas: {
@@ -3591,6 +3606,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The project's quota is reached (the problem names the quota, its limit and the usage) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -3774,6 +3800,17 @@ export interface operations {
             /** @description Invalid fields */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The project's quota is reached (the problem names the quota, its limit and the usage) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7799,6 +7836,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The project's quota is reached (the problem names the quota, its limit and the usage) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A dependency is unavailable, or the request timed out */
             503: {
                 headers: {
@@ -8517,6 +8565,17 @@ export interface operations {
             /** @description Invalid fields */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The project's quota is reached (the problem names the quota, its limit and the usage) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -6,10 +6,12 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use crate::project::ProjectId;
+
 /// Who asks for a write, and as which operation: built once per request by
 /// the HTTP layer and passed down to the use case. Whatever else a write
-/// must know about its caller (a project, later) is a field here, so the
-/// call sites do not change again.
+/// must know about its caller is a field here, so the call sites do not
+/// change again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Actor {
     /// The API key; `None` when authentication is disabled.
@@ -21,6 +23,10 @@ pub struct Actor {
     pub request_id: String,
     /// The operation's ID in the OpenAPI document, e.g. `pause_activity`.
     pub operation: String,
+    /// The project the write acts in: the key's; `default` for an
+    /// `operator` key (it belongs to none), with authentication disabled,
+    /// and for the command line and the service itself.
+    pub project: ProjectId,
 }
 
 impl Actor {
@@ -32,6 +38,7 @@ impl Actor {
             key_name: None,
             request_id: format!("cli-{}", Uuid::new_v4()),
             operation: operation.to_owned(),
+            project: ProjectId::default_project(),
         }
     }
 
@@ -43,6 +50,7 @@ impl Actor {
             key_name: None,
             request_id: format!("service-{}", Uuid::new_v4()),
             operation: operation.to_owned(),
+            project: ProjectId::default_project(),
         }
     }
 }

@@ -131,13 +131,15 @@ pub fn verify(secret: &str, stored: &[u8]) -> bool {
     digest(secret).ct_eq(stored).into()
 }
 
-/// What a key is that never changes once it exists: its scope and the hash
-/// of its secret. A key can only be revoked, so these may be kept in memory;
-/// whether the key is still live may not.
+/// What a key is that never changes once it exists: its scope, its project
+/// and the hash of its secret. A key can only be revoked, so these may be
+/// kept in memory; whether the key is still live may not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyFacts {
     pub scope: Scope,
     pub secret_sha256: [u8; 32],
+    /// The key's project; `None` for an `operator` key.
+    pub project: Option<crate::project::ProjectId>,
 }
 
 /// A request's key, verified against [`KeyFacts`] held in memory, whose

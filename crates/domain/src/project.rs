@@ -203,6 +203,57 @@ pub struct Usage {
     pub events_last_minute: i64,
 }
 
+/// A quota on how many of something a project owns, checked when one is
+/// created (nothing frees on its own: a delete does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountQuota {
+    Activities,
+    Sources,
+    Subscriptions,
+}
+
+impl CountQuota {
+    /// Its name in `quotas` and in the problem that refuses a create.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Activities => "activities",
+            Self::Sources => "sources",
+            Self::Subscriptions => "subscriptions",
+        }
+    }
+
+    /// Its limit in `quotas`; `None` is unlimited.
+    pub fn limit(self, quotas: &Quotas) -> Option<i32> {
+        match self {
+            Self::Activities => quotas.activities,
+            Self::Sources => quotas.sources,
+            Self::Subscriptions => quotas.subscriptions,
+        }
+    }
+
+    /// Whether one more fits beside `usage`: refused with what the problem
+    /// names when the project already uses its limit (or more, after the
+    /// quota was lowered).
+    pub fn admit(self, quotas: &Quotas, usage: i64) -> Result<(), QuotaExceeded> {
+        match self.limit(quotas) {
+            Some(limit) if usage >= i64::from(limit) => Err(QuotaExceeded {
+                quota: self,
+                limit: limit.into(),
+                usage,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A create refused by a [`CountQuota`]: the project uses `usage` of `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotaExceeded {
+    pub quota: CountQuota,
+    pub limit: i64,
+    pub usage: i64,
+}
+
 /// What a project still owns: while any is not zero it cannot be deleted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Owned {
@@ -252,6 +303,47 @@ impl Owned {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_quota_admits_below_its_limit_only() {
+        let quotas = Quotas {
+            activities: Some(2),
+            sources: Some(0),
+            ..Quotas::default()
+        };
+        let refused = |quota: CountQuota, limit: i64, usage: i64| {
+            Err(QuotaExceeded {
+                quota,
+                limit,
+                usage,
+            })
+        };
+        let cases = [
+            (CountQuota::Activities, 0, Ok(())),
+            (CountQuota::Activities, 1, Ok(())),
+            (
+                CountQuota::Activities,
+                2,
+                refused(CountQuota::Activities, 2, 2),
+            ),
+            // Lowered below what the project already has.
+            (
+                CountQuota::Activities,
+                5,
+                refused(CountQuota::Activities, 2, 5),
+            ),
+            (CountQuota::Sources, 0, refused(CountQuota::Sources, 0, 0)),
+            // Unlimited.
+            (CountQuota::Subscriptions, 1_000_000, Ok(())),
+        ];
+        for (quota, usage, expected) in cases {
+            assert_eq!(
+                quota.admit(&quotas, usage),
+                expected,
+                "{quota:?} at {usage}"
+            );
+        }
+    }
 
     #[test]
     fn project_ids() {

@@ -145,8 +145,8 @@ impl CalendarStore {
         let record: CalendarRecord = sqlx::query_as!(
             CalendarRow,
             "INSERT INTO calendars (id, name, timezone, weekend_days, holidays, working_days,
-                 blackouts, covered_until)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                 blackouts, covered_until, project_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
              RETURNING id, name, timezone, weekend_days, holidays, working_days, blackouts,
                  covered_until, version, created_at, updated_at",
             id,
@@ -157,6 +157,7 @@ impl CalendarStore {
             c.working_days,
             c.blackouts,
             c.covered_until,
+            actor.project.as_str(),
         )
         .fetch_one(&mut *tx)
         .await?
@@ -218,8 +219,8 @@ impl CalendarStore {
         let before = snapshot(&mut tx, id).await?;
         let row = sqlx::query!(
             r#"INSERT INTO calendars AS c (id, name, timezone, weekend_days, holidays, working_days,
-                 blackouts, covered_until)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                 blackouts, covered_until, project_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
              ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone,
                  weekend_days = EXCLUDED.weekend_days, holidays = EXCLUDED.holidays,
                  working_days = EXCLUDED.working_days, blackouts = EXCLUDED.blackouts,
@@ -234,6 +235,7 @@ impl CalendarStore {
             c.working_days,
             c.blackouts,
             c.covered_until,
+            actor.project.as_str(),
         )
         .fetch_one(&mut *tx)
         .await?;

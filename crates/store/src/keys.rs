@@ -195,6 +195,7 @@ impl KeyStore {
             .map(|secret_sha256| KeyFacts {
                 scope: key.scope,
                 secret_sha256,
+                project: key.project.clone(),
             });
         Ok(Ok((key, facts)))
     }

@@ -53,6 +53,9 @@ pub enum StoreError {
     /// served it (see [`acp_domain::auth::UnconfirmedKey`]).
     #[error("the API key has been revoked")]
     KeyRevoked,
+    /// A create the project's quota refuses; nothing was written.
+    #[error("quota `{}` reached: {} of {}", .0.quota.name(), .0.usage, .0.limit)]
+    QuotaExceeded(acp_domain::project::QuotaExceeded),
     #[error(transparent)]
     Other(anyhow::Error),
 }

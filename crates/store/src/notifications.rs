@@ -11,6 +11,7 @@ use acp_domain::notify::{
     Attempt, Delivery, DeliveryState, Notification, NotificationType, NotifyTarget, Subscription,
     delivery_id, destination_of_activity_target, destination_of_subscription,
 };
+use acp_domain::project::CountQuota;
 
 struct NotificationRow {
     id: Uuid,
@@ -109,10 +110,12 @@ impl NotificationStore {
         actor: &Actor,
     ) -> StoreResult<Subscription> {
         let mut tx = self.pool.begin().await?;
+        crate::projects::admit(&mut tx, &actor.project, CountQuota::Subscriptions).await?;
         let created = sqlx::query_as!(
             Subscription,
-            "INSERT INTO subscriptions (id, url, secret_ref, types, activity_id, description)
-             VALUES ($1, $2, $3, $4, $5, $6)
+            "INSERT INTO subscriptions (id, url, secret_ref, types, activity_id, description,
+                 project_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
              RETURNING id, url, secret_ref, types, activity_id, description, created_at",
             s.id,
             s.url,
@@ -120,6 +123,7 @@ impl NotificationStore {
             &s.types[..],
             s.activity_id,
             s.description,
+            actor.project.as_str(),
         )
         .fetch_one(&mut *tx)
         .await?;

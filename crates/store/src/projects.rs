@@ -8,7 +8,7 @@ use sqlx::PgPool;
 
 use super::{StoreError, StoreResult, audit};
 use acp_domain::audit::{Actor, Note, Subject};
-use acp_domain::project::{Owned, Project, ProjectId, ProjectRecord, Quotas, Usage};
+use acp_domain::project::{CountQuota, Owned, Project, ProjectId, ProjectRecord, Quotas, Usage};
 use acp_domain::query::Expect;
 
 /// A `projects` row, read into the domain's [`ProjectRecord`].
@@ -416,6 +416,67 @@ impl ProjectStore {
         }
         Ok(usage)
     }
+}
+
+/// Checks `quota` of `project` in the transaction about to create one more
+/// of what it counts. The project row stays locked until the transaction
+/// ends, so concurrent creates in the project count one after another: none
+/// passes a limit another's uncommitted row already reached. (`NO KEY
+/// UPDATE` leaves other writes that only name the project, by foreign key,
+/// free to proceed.)
+pub(crate) async fn admit(
+    conn: &mut sqlx::PgConnection,
+    project: &ProjectId,
+    quota: CountQuota,
+) -> StoreResult<()> {
+    let row = sqlx::query!(
+        "SELECT quota_activities, quota_sources, quota_subscriptions FROM projects
+         WHERE id = $1 AND deleted_at IS NULL FOR NO KEY UPDATE",
+        project.as_str(),
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or_else(|| StoreError::Conflict(format!("project `{project}` was deleted")))?;
+    let quotas = Quotas {
+        activities: row.quota_activities,
+        sources: row.quota_sources,
+        subscriptions: row.quota_subscriptions,
+        ..Quotas::default()
+    };
+    if quota.limit(&quotas).is_none() {
+        return Ok(());
+    }
+    let usage = match quota {
+        CountQuota::Activities => {
+            sqlx::query_scalar!(
+                r#"SELECT count(*) AS "n!" FROM activities
+                   WHERE project_id = $1 AND deleted_at IS NULL"#,
+                project.as_str(),
+            )
+            .fetch_one(&mut *conn)
+            .await?
+        }
+        CountQuota::Sources => {
+            sqlx::query_scalar!(
+                r#"SELECT count(*) AS "n!" FROM sources WHERE project_id = $1"#,
+                project.as_str(),
+            )
+            .fetch_one(&mut *conn)
+            .await?
+        }
+        CountQuota::Subscriptions => {
+            sqlx::query_scalar!(
+                r#"SELECT count(*) AS "n!" FROM subscriptions
+                   WHERE project_id = $1 AND deleted_at IS NULL"#,
+                project.as_str(),
+            )
+            .fetch_one(&mut *conn)
+            .await?
+        }
+    };
+    quota
+        .admit(&quotas, usage)
+        .map_err(StoreError::QuotaExceeded)
 }
 
 fn deleted_id(id: &ProjectId) -> String {

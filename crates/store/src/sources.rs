@@ -9,6 +9,7 @@ use super::{StoreError, StoreResult, Text, audit};
 use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::event::ConflictRecord;
 use acp_domain::message::RejectReason;
+use acp_domain::project::CountQuota;
 use acp_domain::query::Expect;
 use acp_domain::source::{RejectionRecord, SourceKind, SourceRecord, StatusRecord, StatusReport};
 
@@ -118,10 +119,11 @@ impl SourceStore {
         actor: &Actor,
     ) -> StoreResult<SourceRecord> {
         let mut tx = self.pool.begin().await?;
+        crate::projects::admit(&mut tx, &actor.project, CountQuota::Sources).await?;
         let record: SourceRecord = sqlx::query_as!(
             SourceRow,
-            r#"INSERT INTO sources (id, name, kind, config, secret_ref, enabled)
-             VALUES ($1, $2, $3, $4, $5, $6)
+            r#"INSERT INTO sources (id, name, kind, config, secret_ref, enabled, project_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
              RETURNING id, name, kind AS "kind: _", config, secret_ref, enabled, version, created_at, updated_at"#,
             id,
             source.name,
@@ -129,6 +131,7 @@ impl SourceStore {
             source.config,
             source.secret_ref,
             source.enabled,
+            actor.project.as_str(),
         )
         .fetch_one(&mut *tx)
         .await?

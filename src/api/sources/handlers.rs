@@ -249,6 +249,7 @@ fn with_etag(status: StatusCode, version: i64, body: SourceResponse) -> Response
         (status = 201, description = "Created", body = SourceResponse,
          headers(("Location" = String, description = "The new source"), ("ETag" = String, description = "Its version"))),
         problems::SourceNameTaken,
+        problems::QuotaExceeded,
         problems::InvalidFields,
     )
 )]

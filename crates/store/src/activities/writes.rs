@@ -6,9 +6,10 @@ use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
 
 use super::{ActivityRow, ActivityStore, CreateOutcome, Expect, lock_live, record_version};
-use crate::{StoreError, StoreResult, audit};
+use crate::{StoreError, StoreResult, audit, projects};
 use acp_domain::activity::{Activity, ActivityDefinition, SyncState};
 use acp_domain::audit::{Actor, Note, Subject};
+use acp_domain::project::{CountQuota, ProjectId};
 use acp_domain::trigger::Trigger;
 
 /// The sync state a definition starts in: an event activity that never had a
@@ -98,7 +99,8 @@ impl ActivityStore {
                 };
             }
         }
-        let activity = insert(&mut tx, id, 1, def, initial_sync_state(def, None)).await?;
+        projects::admit(&mut tx, &actor.project, CountQuota::Activities).await?;
+        let activity = insert(&mut tx, id, &actor.project, def).await?;
         audit::append(&mut tx, actor, &note(id, None, Some(&activity))).await?;
         tx.commit().await?;
         Ok(CreateOutcome::Created(activity))
@@ -130,7 +132,8 @@ impl ActivityStore {
                 if expect != Expect::Anything {
                     return Err(StoreError::VersionMismatch { current: 0 });
                 }
-                let activity = insert(&mut tx, id, 1, def, initial_sync_state(def, None)).await?;
+                projects::admit(&mut tx, &actor.project, CountQuota::Activities).await?;
+                let activity = insert(&mut tx, id, &actor.project, def).await?;
                 audit::append(&mut tx, actor, &note(id, None, Some(&activity))).await?;
                 tx.commit().await?;
                 Ok((activity, true))
@@ -140,8 +143,11 @@ impl ActivityStore {
                     return Err(StoreError::VersionMismatch { current: 0 });
                 }
                 // A PUT to a deleted ID brings it back as a new life of the same
-                // activity; the version keeps counting so ETags never repeat.
-                let activity = update_definition(&mut tx, &current, def, true).await?;
+                // activity (in the caller's project); the version keeps
+                // counting so ETags never repeat.
+                projects::admit(&mut tx, &actor.project, CountQuota::Activities).await?;
+                let activity =
+                    update_definition(&mut tx, &current, def, Some(&actor.project)).await?;
                 audit::append(&mut tx, actor, &note(id, None, Some(&activity))).await?;
                 tx.commit().await?;
                 Ok((activity, true))
@@ -153,7 +159,7 @@ impl ActivityStore {
                 let activity = if current.definition == *def {
                     current.clone()
                 } else {
-                    update_definition(&mut tx, &current, def, false).await?
+                    update_definition(&mut tx, &current, def, None).await?
                 };
                 audit::append(&mut tx, actor, &note(id, Some(&current), Some(&activity))).await?;
                 tx.commit().await?;
@@ -178,7 +184,7 @@ impl ActivityStore {
         let activity = if current.definition == *def {
             current.clone()
         } else {
-            update_definition(&mut tx, &current, def, false).await?
+            update_definition(&mut tx, &current, def, None).await?
         };
         audit::append(&mut tx, actor, &note(id, Some(&current), Some(&activity))).await?;
         tx.commit().await?;
@@ -225,18 +231,20 @@ fn check_expect(current: &Activity, expect: Expect) -> StoreResult<()> {
     }
 }
 
+/// A new activity, at version 1, in `project`.
 async fn insert(
     tx: &mut Transaction<'_, Postgres>,
     id: Uuid,
-    version: i64,
+    project: &ProjectId,
     def: &ActivityDefinition,
-    sync_state: SyncState,
 ) -> StoreResult<Activity> {
+    let version = 1;
+    let sync_state = initial_sync_state(def, None);
     let row = sqlx::query_as!(
         ActivityRow,
         r#"INSERT INTO activities (id, version, definition, name, description, enabled, trigger_type,
-             labels, event_types, sync_state)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+             labels, event_types, sync_state, project_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          RETURNING id, version, definition AS "definition: _", paused, pause_note, created_at, updated_at,
              deleted_at, sync_state, last_synced_at, last_sync_error, synced_version,
              schedule_conflict_token"#,
@@ -250,6 +258,7 @@ async fn insert(
         Json(&def.labels) as _,
         &event_types(def),
         sync_state.as_str(),
+        project.as_str(),
     )
     .fetch_one(&mut **tx)
     .await?;
@@ -261,8 +270,9 @@ async fn update_definition(
     tx: &mut Transaction<'_, Postgres>,
     current: &Activity,
     def: &ActivityDefinition,
-    revive: bool,
+    revive_in: Option<&ProjectId>,
 ) -> StoreResult<Activity> {
+    let revive = revive_in.is_some();
     let old = (!current.deleted).then_some(&current.definition);
     let mut sync_state = initial_sync_state(def, old);
     if current.sync.state != SyncState::NotApplicable {
@@ -278,7 +288,8 @@ async fn update_definition(
              deleted_at = CASE WHEN $11 THEN NULL ELSE deleted_at END,
              created_at = CASE WHEN $11 THEN now() ELSE created_at END,
              paused = CASE WHEN $11 THEN false ELSE paused END,
-             pause_note = CASE WHEN $11 THEN NULL ELSE pause_note END
+             pause_note = CASE WHEN $11 THEN NULL ELSE pause_note END,
+             project_id = COALESCE($12, project_id)
          WHERE id = $1
          RETURNING id, version, definition AS "definition: _", paused, pause_note, created_at, updated_at,
              deleted_at, sync_state, last_synced_at, last_sync_error, synced_version,
@@ -294,6 +305,7 @@ async fn update_definition(
         &event_types(def),
         sync_state.as_str(),
         revive,
+        revive_in.map(ProjectId::as_str),
     )
     .fetch_one(&mut **tx)
     .await?;
