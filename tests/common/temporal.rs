@@ -148,7 +148,11 @@ impl TemporalServer {
     fn wait_ready(&self, child: &mut Child) -> Result<(), &'static str> {
         let deadline = Instant::now() + Duration::from_secs(45);
         loop {
-            if http_ok(self.http_port, "/api/v1/namespaces") {
+            // Both of its ports: a restart whose gRPC port did not come up
+            // must not pass for ready on an HTTP answer alone.
+            if http_ok(self.http_port, "/api/v1/namespaces")
+                && std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+            {
                 return Ok(());
             }
             if matches!(child.try_wait(), Ok(Some(_))) {
