@@ -156,7 +156,7 @@ test("edit the definition, the next times previewed while typing", async () => {
     await page.getByLabel("Description").fill("edited by e2e");
     await page.getByRole("button", { name: "Save changes" }).click();
     await page.getByRole("heading", { name, level: 1 }).waitFor();
-    await page.getByText("edited by e2e").waitFor();
+    await page.getByText("edited by e2e", { exact: true }).waitFor();
     assert.match(await page.locator("dl.facts").innerText(), /version 2/);
 });
 

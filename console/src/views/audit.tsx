@@ -1,5 +1,5 @@
 import type { JSX } from "preact";
-import { useEffect } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { can } from "../api";
 import { SUBJECT_TYPES, useAudit, type AuditEntry } from "../api/audit";
 import { fmtTime, relative } from "../format";
@@ -35,10 +35,12 @@ export function byWhom(e: AuditEntry): string {
 
 /** The change of one entry, folded: before/after of a definition, or an action's summary. */
 export function ChangeDetail({ e }: { e: AuditEntry }): JSX.Element {
+    // Drawn once opened: a page of entries holds little text until asked.
+    const [open, setOpen] = useState(false);
     return (
-        <details>
+        <details onToggle={(ev) => setOpen((ev.currentTarget as HTMLDetailsElement).open)}>
             <summary class="small">Change</summary>
-            <pre>{JSON.stringify(e.change, null, 2)}</pre>
+            {open && <pre>{JSON.stringify(e.change, null, 2)}</pre>}
         </details>
     );
 }
