@@ -14,6 +14,7 @@
 //! Not to be confused with [`crate::calendar`], the cron and clock engine.
 
 mod days;
+mod extras;
 mod ical;
 mod input;
 mod plan;
@@ -27,13 +28,14 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 pub use days::{Dated, DayKind, DayStatus, NotBusiness, Roll};
+pub use extras::{near_range, rolled_extras};
 pub use ical::{ImportOptions, ImportWarning, Imported, import_ical};
 pub use input::{
     BlackoutInput, CalendarInput, HolidayInput, WorkingDayInput, parse_date, parse_local,
 };
 pub use plan::{
     BeyondCoverage, CalendarMode, CalendarReason, CalendarRule, Fate, MAX_SCANNED, Named, Outcome,
-    Planned, fate, near_range, plan, rolled_extras, runs_after, runs_at, runs_before,
+    Planned, fate, plan, runs_after, runs_at, runs_before,
 };
 pub use rule::BusinessDayRule;
 
