@@ -20,6 +20,16 @@ pub enum Expect {
     Version(i64),
 }
 
+impl Expect {
+    /// The version a conditional write must find, if it names one.
+    pub fn version(self) -> Option<i64> {
+        match self {
+            Expect::Version(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
 /// Filters for listing activities; all optional, combined with AND.
 #[derive(Debug, Default, Clone)]
 pub struct ActivityFilter {

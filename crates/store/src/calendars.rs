@@ -93,13 +93,6 @@ fn columns(calendar: &BusinessCalendar) -> StoreResult<Columns> {
     })
 }
 
-fn expected_version(expect: Expect) -> Option<i64> {
-    match expect {
-        Expect::Version(v) => Some(v),
-        _ => None,
-    }
-}
-
 #[derive(Clone)]
 pub struct CalendarStore {
     pool: PgPool,
@@ -286,7 +279,7 @@ impl CalendarStore {
             c.working_days,
             c.blackouts,
             c.covered_until,
-            expected_version(expect),
+            expect.version(),
         )
         .fetch_optional(&mut *tx)
         .await?;
@@ -346,7 +339,7 @@ impl CalendarStore {
                    WHERE deleted_at IS NULL AND definition -> 'trigger' -> 'calendar' IS NOT NULL
                      AND (definition -> 'trigger' -> 'calendar' ->> 'id') = $1::text)",
             id,
-            expected_version(expect),
+            expect.version(),
         )
         .execute(&mut *tx)
         .await?

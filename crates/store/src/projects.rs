@@ -91,13 +91,6 @@ async fn locked(
     .transpose()
 }
 
-fn expected_version(expect: Expect) -> Option<i64> {
-    match expect {
-        Expect::Version(v) => Some(v),
-        _ => None,
-    }
-}
-
 #[derive(Clone)]
 pub struct ProjectStore {
     pool: PgPool,
@@ -286,7 +279,7 @@ impl ProjectStore {
             q.runs_running,
             q.sources,
             q.subscriptions,
-            expected_version(expect),
+            expect.version(),
         )
         .fetch_optional(&mut *tx)
         .await?;
@@ -335,7 +328,7 @@ impl ProjectStore {
         let mut tx = self.pool.begin().await?;
         let before = locked(&mut tx, id).await?.ok_or(StoreError::NotFound)?;
         let version = before.version;
-        if let Some(expected) = expected_version(expect)
+        if let Some(expected) = expect.version()
             && expected != version
         {
             return Err(StoreError::VersionMismatch { current: version });
