@@ -38,6 +38,8 @@ mod hostile;
 mod http;
 #[path = "ingest/main.rs"]
 mod ingest;
+#[path = "isolation/main.rs"]
+mod isolation;
 mod key_revocation;
 mod logs;
 mod metrics;

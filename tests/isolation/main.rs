@@ -1,0 +1,133 @@
+//! Isolation between projects, walked over every operation of the OpenAPI
+//! document: with team-a's admin key against team-b's objects (by ID, in
+//! lists, filters, the stream and statistics) nothing of team-b is seen or
+//! changed, and another project's IDs answer the 404 of an ID that never
+//! existed. Each module covers a group of operations and returns their
+//! IDs; the walk fails when the document has an operation that no module
+//! covers and no line below exempts. Temporal is not needed (a closed
+//! port): what a key may reach does not depend on the engine.
+
+use crate::common;
+
+mod keys;
+mod world;
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+use sqlx::PgPool;
+
+use world::World;
+
+/// Operations that hold nothing of a project, with the reason.
+const EXEMPT: &[(&str, &str)] = &[
+    ("healthz", "the process is alive: no project's data"),
+    ("readyz", "the dependencies answer: no project's data"),
+    (
+        "metrics",
+        "the scrape: aggregates labelled by project, not objects",
+    ),
+];
+
+/// Operations whose isolation no module walks yet. Each line is a gap in
+/// isolation, not a decision: the list only shrinks.
+const NOT_YET_WALKED: &[&str] = &[
+    "create_activity",
+    "list_activities",
+    "get_activity",
+    "put_activity",
+    "patch_activity",
+    "delete_activity",
+    "backfill_activity",
+    "pause_activity",
+    "resume_activity",
+    "list_activity_runs",
+    "cancel_activity_runs",
+    "retry_activity_runs",
+    "get_schedule",
+    "get_timeline",
+    "trigger_activity",
+    "list_runs",
+    "get_run",
+    "cancel_run",
+    "retry_run",
+    "run_stats",
+    "ingest_event",
+    "ingest_cloudevent",
+    "ingest_events_batch",
+    "list_events",
+    "get_event",
+    "create_source",
+    "list_sources",
+    "get_source",
+    "patch_source",
+    "delete_source",
+    "list_rejected",
+    "create_subscription",
+    "list_subscriptions",
+    "get_subscription",
+    "delete_subscription",
+    "list_deliveries",
+    "create_calendar",
+    "list_calendars",
+    "get_calendar",
+    "put_calendar",
+    "patch_calendar",
+    "delete_calendar",
+    "list_days",
+    "import_calendar",
+    "preview_schedule",
+    "list_alerts",
+    "get_alert",
+    "list_audit",
+    "stream",
+    "create_stream_token",
+    "get_retention",
+];
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_projects_key_reaches_nothing_of_another_project(pool: PgPool) {
+    let world = World::build(pool).await;
+    let mut walked = BTreeSet::new();
+    walked.extend(keys::walk(&world).await);
+
+    let document = openapi_document(&world).await;
+    let missing = unwalked(&document, &walked);
+    assert!(
+        missing.is_empty(),
+        "operations no isolation module walks (walk them, or exempt them with a reason): {missing:?}"
+    );
+}
+
+async fn openapi_document(world: &World) -> Value {
+    let (status, document) = common::json(world.app.get("/openapi.json").await).await;
+    assert_eq!(status, 200, "{document}");
+    document
+}
+
+/// The document's operation IDs that are neither walked, exempt nor listed
+/// as not yet walked; and listed ones that a module walks after all.
+fn unwalked(document: &Value, walked: &BTreeSet<&'static str>) -> Vec<String> {
+    let mut missing = Vec::new();
+    let paths = document["paths"].as_object().into_iter().flatten();
+    for (_, item) in paths {
+        for (_, operation) in item.as_object().into_iter().flatten() {
+            let Some(id) = operation["operationId"].as_str() else {
+                continue;
+            };
+            let known = walked.contains(id)
+                || EXEMPT.iter().any(|(exempt, _)| *exempt == id)
+                || NOT_YET_WALKED.contains(&id);
+            if !known {
+                missing.push(id.to_owned());
+            }
+        }
+    }
+    missing.extend(
+        NOT_YET_WALKED
+            .iter()
+            .filter(|id| walked.contains(*id))
+            .map(|id| format!("{id} (walked: take it off NOT_YET_WALKED)")),
+    );
+    missing
+}
