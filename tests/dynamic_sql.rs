@@ -113,8 +113,10 @@ async fn alert_list_every_variant(pool: PgPool) {
 #[sqlx::test(migrations = "./migrations")]
 async fn event_list_every_variant(pool: PgPool) {
     let store = EventStore::new(pool);
+    let project = acp_domain::project::ProjectId::default_project();
     store
         .record(
+            &project,
             "evt-1",
             "client",
             "order.created",
@@ -133,7 +135,7 @@ async fn event_list_every_variant(pool: PgPool) {
         };
         let after = on(mask, 4).then(|| (now() + Duration::days(1), "~".to_owned()));
         let rows = store
-            .list(&filter, after, 50)
+            .list(&project, &filter, after, 50)
             .await
             .unwrap_or_else(|e| panic!("events, variant {mask:#07b}: {e}"));
         if mask == 0 {

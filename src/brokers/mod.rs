@@ -117,10 +117,16 @@ pub struct Context {
 
 impl Context {
     /// Commits one message; `true` when it may be acknowledged.
-    pub async fn handle(&self, source_id: Uuid, status: &Status, message: &Message) -> bool {
+    pub async fn handle(&self, source: &SourceRecord, status: &Status, message: &Message) -> bool {
+        let source_id = source.id;
         let outcome = self
             .sources
-            .deliver(source_id, message, self.settings.message_limit)
+            .deliver(
+                source_id,
+                &source.project,
+                message,
+                self.settings.message_limit,
+            )
             .await;
         let (label, ack) = match outcome {
             Ok(Delivered::Accepted { .. }) => {

@@ -96,7 +96,7 @@ pub async fn run(
                 content_type: None,
                 body: message.payload.to_vec(),
             };
-            let result = if ctx.handle(source.id, status, &received).await {
+            let result = if ctx.handle(source, status, &received).await {
                 message.ack().await
             } else {
                 message

@@ -120,7 +120,7 @@ pub async fn run(
                     .map(|c| c.as_str().to_owned()),
                 body: delivery.data.clone(),
             };
-            let result = if ctx.handle(source.id, status, &received).await {
+            let result = if ctx.handle(source, status, &received).await {
                 delivery.acker.ack(BasicAckOptions::default()).await
             } else {
                 tokio::time::sleep(Duration::from_secs(2)).await;

@@ -4,6 +4,7 @@
 mod bodies;
 use crate::common;
 mod exactly_once;
+mod projects;
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;

@@ -104,6 +104,27 @@ impl World {
         json(response).await
     }
 
+    /// A POST with `token` of `body` as `content_type` (e.g. a CloudEvent's).
+    pub async fn call_as(
+        &self,
+        token: &str,
+        path: &str,
+        content_type: &str,
+        body: &Value,
+    ) -> (u16, Value) {
+        let response = self
+            .app
+            .http
+            .post(self.app.url(path))
+            .bearer_auth(token)
+            .header("content-type", content_type)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("POST {path}: {e}"));
+        json(response).await
+    }
+
     /// A's key asks for something of B's by ID: the answer must be the
     /// same 404 problem an ID that never existed gets.
     pub async fn assert_hidden(&self, method: Method, path: &str, body: Option<&Value>) {

@@ -204,6 +204,8 @@ pub fn parse_name(text: &str) -> Result<String, String> {
 #[derive(Debug, Clone)]
 pub struct SourceRecord {
     pub id: Uuid,
+    /// The project it belongs to, whose event its messages become.
+    pub project: crate::project::ProjectId,
     pub name: String,
     pub kind: SourceKind,
     pub config: serde_json::Value,

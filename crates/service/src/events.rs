@@ -27,6 +27,7 @@ use super::subscribers::KnownSubscribers;
 use super::{Result, found};
 use acp_domain::auth::UnconfirmedKey;
 use acp_domain::event::{DispatchOutcome, DispatchState, EventId};
+use acp_domain::project::ProjectId;
 use acp_domain::run::RunInput;
 use acp_domain::{event::Dispatch, event::EventRecord, ids, query::EventFilter};
 use acp_store::StoreError;
@@ -148,9 +149,10 @@ impl EventIntake {
         false
     }
 
-    /// Records an event and a dispatch for every enabled event activity
-    /// subscribed to its type, at most once per (activity, event) however
-    /// often it is delivered. Without `wait` it answers once the rows are
+    /// Records an event for `project` and a dispatch for every enabled event
+    /// activity of the project subscribed to its type, at most once per
+    /// (activity, event) however often it is delivered. Its ID is unique in
+    /// the project: another project's event of the same ID is another event. Without `wait` it answers once the rows are
     /// committed (new dispatches `pending`, for the dispatcher); with `wait`
     /// it starts them itself and answers with what Temporal said. `key`, the
     /// caller's when it is still to be confirmed live, is confirmed before
@@ -158,11 +160,12 @@ impl EventIntake {
     #[tracing::instrument(skip_all, fields(event_id = %event.event_id.as_str(), event_type = %event.event_type))]
     pub async fn ingest(
         &self,
+        project: &ProjectId,
         event: NewEvent,
         wait: bool,
         key: Option<&UnconfirmedKey>,
     ) -> Result<IngestResult> {
-        if !wait && let Some(result) = self.ingest_at_once(&event, key).await? {
+        if !wait && let Some(result) = self.ingest_at_once(project, &event, key).await? {
             crate::metrics::EVENT_INGEST
                 .with_label_values(&["one_statement"])
                 .inc();
@@ -175,6 +178,7 @@ impl EventIntake {
         let record = self
             .events
             .record(
+                project,
                 event.event_id.as_str(),
                 event.origin.as_str(),
                 &event.event_type,
@@ -185,8 +189,9 @@ impl EventIntake {
             .await?;
         // Conflicting re-delivery: the same ID with other content.
         check_same_content(&record, &event)?;
-        let subscribers = self.events.subscribers(&record.event_type).await?;
-        self.subscribers.remember(&record.event_type, &subscribers);
+        let subscribers = self.events.subscribers(project, &record.event_type).await?;
+        self.subscribers
+            .remember(project, &record.event_type, &subscribers);
         let mut dispatches = Vec::with_capacity(subscribers.len());
         let mut left_for_dispatcher = false;
         for subscriber in subscribers {
@@ -206,6 +211,7 @@ impl EventIntake {
                 Some(debounce) => {
                     self.events
                         .claim_debounced(
+                            project,
                             &record.event_id,
                             subscriber.id,
                             &workflow_id,
@@ -219,6 +225,7 @@ impl EventIntake {
                 None => {
                     self.events
                         .claim(
+                            project,
                             &record.event_id,
                             subscriber.id,
                             &workflow_id,
@@ -275,14 +282,19 @@ impl EventIntake {
     /// the events that arrive alongside it (`GroupCommit`).
     async fn ingest_at_once(
         &self,
+        project: &ProjectId,
         event: &NewEvent,
         key: Option<&UnconfirmedKey>,
     ) -> Result<Option<IngestResult>> {
         let event_id = event.event_id.as_str();
-        let Some(expected) = self.subscribers.expected(&event.event_type, event_id) else {
+        let Some(expected) = self
+            .subscribers
+            .expected(project, &event.event_type, event_id)
+        else {
             return Ok(None);
         };
         let routed = RoutedEvent {
+            project: project.clone(),
             event_id: event_id.to_owned(),
             origin: event.origin,
             event_type: event.event_type.clone(),
@@ -397,20 +409,30 @@ impl EventIntake {
         Ok(outcome)
     }
 
-    /// Events matching `filter`, newest first, after the keyset `after`.
+    /// The project's events matching `filter`, newest first, after the
+    /// keyset `after`.
     pub async fn list(
         &self,
+        project: &ProjectId,
         filter: &EventFilter,
         after: Option<(DateTime<Utc>, String)>,
         limit: i64,
     ) -> Result<Vec<EventRecord>> {
-        Ok(self.events.list(filter, after, limit).await?)
+        Ok(self.events.list(project, filter, after, limit).await?)
     }
 
-    /// One event with its dispatches and their runs' status.
-    pub async fn get(&self, event_id: &EventId) -> Result<(EventRecord, Vec<Dispatch>)> {
-        let event = found(self.events.get(event_id.as_str()).await, "event")?;
-        let dispatches = self.events.dispatches_of(event_id.as_str()).await?;
+    /// The project's event of this ID with its dispatches and their runs'
+    /// status; another project's is not found.
+    pub async fn get(
+        &self,
+        project: &ProjectId,
+        event_id: &EventId,
+    ) -> Result<(EventRecord, Vec<Dispatch>)> {
+        let event = found(self.events.get(project, event_id.as_str()).await, "event")?;
+        let dispatches = self
+            .events
+            .dispatches_of(project, event_id.as_str())
+            .await?;
         Ok((event, dispatches))
     }
 }

@@ -12,6 +12,7 @@ use super::{Error, Result, found};
 use acp_domain::audit::Actor;
 use acp_domain::event::ConflictRecord;
 use acp_domain::message::{self, RejectReason};
+use acp_domain::project::ProjectId;
 use acp_domain::query::Expect;
 use acp_domain::source::SourceConfig;
 use acp_domain::source::{RejectionRecord, SourceRecord, StatusRecord, StatusReport};
@@ -83,18 +84,25 @@ impl Sources {
             .await?)
     }
 
-    pub async fn get(&self, id: Uuid) -> Result<(SourceRecord, Option<StatusRecord>)> {
-        let source = found(self.store.get(id).await, "source")?;
+    /// The project's source of this ID; another project's is not found.
+    pub async fn get(
+        &self,
+        project: &ProjectId,
+        id: Uuid,
+    ) -> Result<(SourceRecord, Option<StatusRecord>)> {
+        let source = found(self.store.get(project, id).await, "source")?;
         let status = self.store.status(id).await?;
         Ok((source, status))
     }
 
+    /// The project's sources, newest first.
     pub async fn list(
         &self,
+        project: &ProjectId,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
     ) -> Result<Vec<SourceRecord>> {
-        Ok(self.store.list(after, limit).await?)
+        Ok(self.store.list(project, after, limit).await?)
     }
 
     pub async fn update(
@@ -104,7 +112,7 @@ impl Sources {
         input: &SourceInput,
         actor: &Actor,
     ) -> Result<SourceRecord> {
-        let current = found(self.store.get(id).await, "source")?;
+        let current = found(self.store.get(&actor.project, id).await, "source")?;
         if current.kind != input.config.kind() {
             return Err(Error::invalid(
                 "kind",
@@ -124,32 +132,39 @@ impl Sources {
         found(self.store.delete(id, expect, actor).await, "source")
     }
 
+    /// The rejected messages of the project's source of this ID.
     pub async fn rejections(
         &self,
+        project: &ProjectId,
         id: Uuid,
         after: Option<i64>,
         limit: i64,
     ) -> Result<Vec<RejectionRecord>> {
-        found(self.store.get(id).await, "source")?;
+        found(self.store.get(project, id).await, "source")?;
         Ok(self.store.rejections(id, after, limit).await?)
     }
 
-    pub async fn conflicts_of(&self, event_id: &str) -> Result<Vec<ConflictRecord>> {
-        Ok(self.store.conflicts_of(event_id).await?)
+    pub async fn conflicts_of(
+        &self,
+        project: &ProjectId,
+        event_id: &str,
+    ) -> Result<Vec<ConflictRecord>> {
+        Ok(self.store.conflicts_of(project, event_id).await?)
     }
 
     pub async fn report(&self, id: Uuid, by: &str, report: &StatusReport) -> Result<()> {
         Ok(self.store.report(id, by, report).await?)
     }
 
-    /// Decodes one message and commits what it is: an event with its
-    /// dispatch rows, a rejection, or a conflict. An `Err` means nothing
+    /// Decodes one message and commits what it is: an event of the
+    /// source's project with its dispatch rows, a rejection, or a conflict. An `Err` means nothing
     /// conclusive was committed: leave the message unacknowledged so the
     /// broker delivers it again.
     #[tracing::instrument(skip_all, fields(%source_id))]
     pub async fn deliver(
         &self,
         source_id: Uuid,
+        project: &ProjectId,
         message: &Message,
         limit: usize,
     ) -> Result<Delivered> {
@@ -195,13 +210,18 @@ impl Sources {
         // The one call that commits the event and its dispatch rows (and
         // returns then: a dispatcher starts the runs, so a broker's pace does
         // not wait on Temporal).
-        match self.events.ingest(event.clone(), false, None).await {
+        match self
+            .events
+            .ingest(project, event.clone(), false, None)
+            .await
+        {
             Ok(result) => Ok(Delivered::Accepted {
                 event_id: result.event.event_id,
             }),
             Err(Error::EventConflict(conflict)) => {
                 self.store
                     .record_conflict(
+                        project,
                         &conflict.event_id,
                         Some(source_id),
                         &conflict.differs,

@@ -1,5 +1,6 @@
-//! The subscribers of each event type as this process last read them, so
-//! that ingest can write an event and its dispatch rows in one statement.
+//! The subscribers of each project's event types as this process last read
+//! them, so that ingest can write an event and its dispatch rows in one
+//! statement.
 //! Never trusted: the statement compares them with the table in its own
 //! snapshot and writes nothing when they differ, and the general path that
 //! follows reads them again (see `store::ingest`).
@@ -10,10 +11,11 @@ use std::sync::{Arc, Mutex};
 use uuid::Uuid;
 
 use acp_domain::ids;
+use acp_domain::project::ProjectId;
 use acp_store::events::Subscriber;
 use acp_store::ingest::ExpectedDispatch;
 
-/// Event types remembered at most; past it the memory starts again empty
+/// (project, event type) pairs remembered at most; past it the memory starts again empty
 /// (event types are the producers' strings: their number is not ours).
 const CAPACITY: usize = 1024;
 
@@ -23,22 +25,27 @@ struct Known {
     version: i64,
 }
 
-/// Last-read subscribers by event type; only lists without a debounced
+/// Last-read subscribers by project and event type; only lists without a debounced
 /// subscriber are kept (a debounced dispatch is written under its key's lock).
 #[derive(Debug, Default, Clone)]
-pub struct KnownSubscribers(Arc<Mutex<HashMap<String, Arc<[Known]>>>>);
+pub struct KnownSubscribers(Arc<Mutex<HashMap<ProjectType, Arc<[Known]>>>>);
+
+/// A project and one of the event types its producers send.
+type ProjectType = (ProjectId, String);
 
 impl KnownSubscribers {
-    /// Remembers what the general path just read for `event_type`.
-    pub fn remember(&self, event_type: &str, subscribers: &[Subscriber]) {
+    /// Remembers what the general path just read for the project's
+    /// `event_type`.
+    pub fn remember(&self, project: &ProjectId, event_type: &str, subscribers: &[Subscriber]) {
         let Ok(mut known) = self.0.lock() else {
             return;
         };
+        let key = (project.clone(), event_type.to_owned());
         if subscribers.iter().any(|s| s.debounce.is_some()) {
-            known.remove(event_type);
+            known.remove(&key);
             return;
         }
-        if known.len() >= CAPACITY && !known.contains_key(event_type) {
+        if known.len() >= CAPACITY && !known.contains_key(&key) {
             known.clear();
         }
         let list = subscribers
@@ -48,13 +55,19 @@ impl KnownSubscribers {
                 version: s.version,
             })
             .collect();
-        known.insert(event_type.to_owned(), list);
+        known.insert(key, list);
     }
 
     /// The dispatches an event with this ID would get if the subscribers
     /// are still those last read; `None` when none were read yet.
-    pub fn expected(&self, event_type: &str, event_id: &str) -> Option<Vec<ExpectedDispatch>> {
-        let list = self.0.lock().ok()?.get(event_type).cloned()?;
+    pub fn expected(
+        &self,
+        project: &ProjectId,
+        event_type: &str,
+        event_id: &str,
+    ) -> Option<Vec<ExpectedDispatch>> {
+        let key = (project.clone(), event_type.to_owned());
+        let list = self.0.lock().ok()?.get(&key).cloned()?;
         Some(
             list.iter()
                 .map(|s| {
@@ -87,12 +100,17 @@ mod tests {
         }
     }
 
+    fn project(name: &str) -> ProjectId {
+        ProjectId::parse(name).expect("project")
+    }
+
     #[test]
     fn remembers_lists_without_debounce_and_derives_the_contract_ids() {
         let known = KnownSubscribers::default();
-        assert!(known.expected("a", "e1").is_none());
-        known.remember("a", &[subscriber(1, 3, false), subscriber(2, 1, false)]);
-        let expected = known.expected("a", "e1").expect("known");
+        let p = project("default");
+        assert!(known.expected(&p, "a", "e1").is_none());
+        known.remember(&p, "a", &[subscriber(1, 3, false), subscriber(2, 1, false)]);
+        let expected = known.expected(&p, "a", "e1").expect("known");
         assert_eq!(expected.len(), 2);
         assert_eq!(expected[0].activity_id, Uuid::from_u128(1));
         assert_eq!(expected[0].version, 3);
@@ -101,21 +119,44 @@ mod tests {
             ids::event_run_workflow_id(Uuid::from_u128(1), "e1")
         );
         assert_eq!(expected[0].run_id, ids::run_id(&expected[0].workflow_id));
-        known.remember("b", &[]);
-        assert_eq!(known.expected("b", "e1").map(|e| e.len()), Some(0));
-        known.remember("a", &[subscriber(1, 4, true)]);
-        assert!(known.expected("a", "e1").is_none(), "debounced: forgotten");
+        known.remember(&p, "b", &[]);
+        assert_eq!(known.expected(&p, "b", "e1").map(|e| e.len()), Some(0));
+        known.remember(&p, "a", &[subscriber(1, 4, true)]);
+        assert!(
+            known.expected(&p, "a", "e1").is_none(),
+            "debounced: forgotten"
+        );
+    }
+
+    #[test]
+    fn a_projects_subscribers_are_its_own() {
+        let known = KnownSubscribers::default();
+        let (a, b) = (project("team-a"), project("team-b"));
+        known.remember(&a, "order.placed", &[subscriber(1, 1, false)]);
+        assert!(known.expected(&b, "order.placed", "e1").is_none());
+        known.remember(&b, "order.placed", &[subscriber(2, 1, false)]);
+        let of = |p: &ProjectId| {
+            known
+                .expected(p, "order.placed", "e1")
+                .expect("known")
+                .iter()
+                .map(|d| d.activity_id)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(of(&a), vec![Uuid::from_u128(1)]);
+        assert_eq!(of(&b), vec![Uuid::from_u128(2)]);
     }
 
     #[test]
     fn starts_again_empty_when_full() {
         let known = KnownSubscribers::default();
+        let p = project("default");
         for i in 0..CAPACITY {
-            known.remember(&format!("t{i}"), &[]);
+            known.remember(&p, &format!("t{i}"), &[]);
         }
-        assert!(known.expected("t0", "e").is_some());
-        known.remember("one more", &[]);
-        assert!(known.expected("t0", "e").is_none());
-        assert!(known.expected("one more", "e").is_some());
+        assert!(known.expected(&p, "t0", "e").is_some());
+        known.remember(&p, "one more", &[]);
+        assert!(known.expected(&p, "t0", "e").is_none());
+        assert!(known.expected(&p, "one more", "e").is_some());
     }
 }

@@ -11,6 +11,7 @@ mod rows;
 use super::{StoreError, StoreResult, Text};
 use acp_domain::event::{Dispatch, DispatchOutcome, DispatchState, EventRecord};
 use acp_domain::flow::{Arrival, Debounce, Settle, settle_debounce};
+use acp_domain::project::ProjectId;
 use acp_domain::query::EventFilter;
 use rows::{DispatchRow, EventRow};
 
@@ -49,9 +50,12 @@ impl EventStore {
         Self { pool }
     }
 
-    /// Records an event once; a re-delivery keeps the first record.
+    /// Records an event once in its project; a re-delivery keeps the first
+    /// record.
+    #[allow(clippy::too_many_arguments)]
     pub async fn record(
         &self,
+        project: &ProjectId,
         event_id: &str,
         origin: &str,
         event_type: &str,
@@ -61,8 +65,9 @@ impl EventStore {
     ) -> StoreResult<EventRecord> {
         let inserted = sqlx::query_as!(
             EventRow,
-            r#"INSERT INTO events (event_id, event_id_origin, event_type, source, occurred_at, payload)
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id) DO NOTHING
+            r#"INSERT INTO events
+                 (event_id, event_id_origin, event_type, source, occurred_at, payload, project_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (project_id, event_id) DO NOTHING
              RETURNING event_id, event_id_origin AS "event_id_origin: _", event_type, source,
                  occurred_at, payload, received_at"#,
             event_id,
@@ -71,22 +76,25 @@ impl EventStore {
             source,
             occurred_at,
             payload,
+            project.as_str(),
         )
         .fetch_optional(&self.pool)
         .await?;
         // Only a re-delivery pays for the second round trip.
         match inserted {
             Some(record) => Ok(record.into()),
-            None => self.get(event_id).await,
+            None => self.get(project, event_id).await,
         }
     }
 
-    pub async fn get(&self, event_id: &str) -> StoreResult<EventRecord> {
+    /// The project's event of this ID.
+    pub async fn get(&self, project: &ProjectId, event_id: &str) -> StoreResult<EventRecord> {
         sqlx::query_as!(
             EventRow,
             r#"SELECT event_id, event_id_origin AS "event_id_origin: _", event_type, source,
                  occurred_at, payload, received_at
-             FROM events WHERE event_id = $1"#,
+             FROM events WHERE project_id = $1 AND event_id = $2"#,
+            project.as_str(),
             event_id,
         )
         .fetch_optional(&self.pool)
@@ -95,15 +103,21 @@ impl EventStore {
         .ok_or(StoreError::NotFound)
     }
 
-    /// Enabled, live event activities subscribed to `event_type`.
-    pub async fn subscribers(&self, event_type: &str) -> StoreResult<Vec<Subscriber>> {
+    /// The project's enabled, live event activities subscribed to
+    /// `event_type`: an event reaches its own project's activities only.
+    pub async fn subscribers(
+        &self,
+        project: &ProjectId,
+        event_type: &str,
+    ) -> StoreResult<Vec<Subscriber>> {
         Ok(sqlx::query_as!(
             Subscriber,
             r#"SELECT id, version, definition -> 'flow' -> 'debounce' AS "debounce: _" FROM activities
              WHERE deleted_at IS NULL AND trigger_type = 'event' AND enabled AND NOT paused
-               AND event_types @> ARRAY[$1]::text[]
+               AND event_types @> ARRAY[$1]::text[] AND project_id = $2
              ORDER BY id"#,
             event_type,
+            project.as_str(),
         )
         .fetch_all(&self.pool)
         .await?)
@@ -113,8 +127,10 @@ impl EventStore {
     /// the caller starts it itself (no dispatcher takes it meanwhile).
     /// Returns the row as it now stands (this call's, or an earlier
     /// delivery's).
+    #[allow(clippy::too_many_arguments)]
     pub async fn claim(
         &self,
+        project: &ProjectId,
         event_id: &str,
         activity_id: Uuid,
         workflow_id: &str,
@@ -125,8 +141,9 @@ impl EventStore {
         let claimed = sqlx::query_as!(
             DispatchRow,
             r#"INSERT INTO event_dispatches AS d
-                 (event_id, activity_id, workflow_id, run_id, state, definition_version, leased_until)
-             VALUES ($1, $2, $3, $4, 'pending', $5, now() + $6::interval)
+                 (event_id, activity_id, workflow_id, run_id, state, definition_version, leased_until,
+                  project_id)
+             VALUES ($1, $2, $3, $4, 'pending', $5, now() + $6::interval, $7)
              ON CONFLICT (event_id, activity_id) DO NOTHING
              RETURNING d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state AS "state: _",
                  d.outcome AS "outcome: _", d.attempts, d.last_error, d.created_at, d.completed_at,
@@ -137,6 +154,7 @@ impl EventStore {
             run_id,
             definition_version,
             lease as _,
+            project.as_str(),
         )
         .fetch_optional(&self.pool)
         .await?;
@@ -155,6 +173,7 @@ impl EventStore {
     #[allow(clippy::too_many_arguments)]
     pub async fn claim_debounced(
         &self,
+        project: &ProjectId,
         event_id: &str,
         activity_id: Uuid,
         workflow_id: &str,
@@ -176,8 +195,8 @@ impl EventStore {
             r#"WITH t AS (SELECT clock_timestamp() AS at)
              INSERT INTO event_dispatches AS d
                  (event_id, activity_id, workflow_id, run_id, state, definition_version,
-                  created_at, leased_until, debounce_key, debounce_until)
-             SELECT $1, $2, $3, $4, 'pending', $5, t.at, t.at + $6::interval, $7, t.at + $6::interval
+                  created_at, leased_until, debounce_key, debounce_until, project_id)
+             SELECT $1, $2, $3, $4, 'pending', $5, t.at, t.at + $6::interval, $7, t.at + $6::interval, $8
                FROM t
              ON CONFLICT (event_id, activity_id) DO NOTHING
              RETURNING d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state AS "state: _",
@@ -190,6 +209,7 @@ impl EventStore {
             definition_version,
             period as _,
             key,
+            project.as_str(),
         )
         .fetch_optional(&mut *tx)
         .await?;
@@ -313,7 +333,12 @@ impl EventStore {
         .ok_or(StoreError::NotFound)
     }
 
-    pub async fn dispatches_of(&self, event_id: &str) -> StoreResult<Vec<Dispatch>> {
+    /// The dispatches of the project's event of this ID.
+    pub async fn dispatches_of(
+        &self,
+        project: &ProjectId,
+        event_id: &str,
+    ) -> StoreResult<Vec<Dispatch>> {
         Ok(sqlx::query_as!(
             DispatchRow,
             r#"SELECT d.event_id, d.activity_id, d.workflow_id, d.run_id, d.state AS "state: _",
@@ -321,7 +346,8 @@ impl EventStore {
                  r.status AS "run_status?: _", d.definition_version, d.absorbed_by
              FROM event_dispatches d
              LEFT JOIN activity_runs r ON r.workflow_id = d.workflow_id
-             WHERE d.event_id = $1 ORDER BY d.activity_id"#,
+             WHERE d.project_id = $1 AND d.event_id = $2 ORDER BY d.activity_id"#,
+            project.as_str(),
             event_id,
         )
         .fetch_all(&self.pool)
@@ -331,13 +357,17 @@ impl EventStore {
         .collect())
     }
 
+    /// The project's events, newest first.
     pub async fn list(
         &self,
+        project: &ProjectId,
         filter: &EventFilter,
         after: Option<(DateTime<Utc>, String)>,
         limit: i64,
     ) -> StoreResult<Vec<EventRecord>> {
-        let mut qb = sqlx::QueryBuilder::<Postgres>::new("SELECT * FROM events WHERE true");
+        let mut qb =
+            sqlx::QueryBuilder::<Postgres>::new("SELECT * FROM events WHERE project_id = ");
+        qb.push_bind(project.as_str().to_owned());
         if let Some(t) = &filter.event_type {
             qb.push(" AND event_type = ").push_bind(t.clone());
         }

@@ -17,6 +17,7 @@ use super::keys::confirm_key;
 use super::{StoreError, StoreResult};
 use acp_domain::auth::UnconfirmedKey;
 use acp_domain::event::EventIdOrigin;
+use acp_domain::project::ProjectId;
 
 /// One dispatch the caller expects to write: a subscriber as it knows it,
 /// with the run identities derived from it.
@@ -32,6 +33,9 @@ pub struct ExpectedDispatch {
 /// the statement that writes it together with others.
 #[derive(Debug, Clone)]
 pub struct RoutedEvent {
+    /// The project it is received for: its ID is unique there, and it
+    /// reaches that project's activities only.
+    pub project: ProjectId,
     pub event_id: String,
     pub origin: EventIdOrigin,
     pub event_type: String,
@@ -41,8 +45,8 @@ pub struct RoutedEvent {
     pub payload: Box<RawValue>,
     /// The caller's key, when it is still to be confirmed live.
     pub key: Option<Uuid>,
-    /// The enabled event activities subscribed to `event_type`, as the
-    /// caller knows them: none debounced.
+    /// The project's enabled event activities subscribed to `event_type`,
+    /// as the caller knows them: none debounced.
     pub expected: Vec<ExpectedDispatch>,
 }
 
@@ -68,6 +72,7 @@ impl RoutedEvent {
 #[derive(Serialize)]
 struct EventIn<'a> {
     idx: i64,
+    project_id: &'a str,
     event_id: &'a str,
     origin: &'a str,
     event_type: &'a str,
@@ -98,8 +103,9 @@ struct RoutedRow {
 impl EventStore {
     /// Records each new event with one pending dispatch per expected
     /// subscriber, in one statement, each only if every condition holds for
-    /// it in the statement's snapshot: its ID is new, the enabled event
-    /// activities subscribed to its type are exactly those expected (same
+    /// it in the statement's snapshot: its ID is new in its project, the
+    /// project's enabled event activities subscribed to its type are
+    /// exactly those expected (same
     /// IDs and versions: every change to a definition, its `flow.debounce`
     /// included, makes a new version), and its key (if any) is live.
     ///
@@ -116,7 +122,7 @@ impl EventStore {
         let unique: Vec<(i64, &RoutedEvent)> = events
             .iter()
             .enumerate()
-            .filter(|(_, e)| seen.insert(e.event_id.as_str()))
+            .filter(|(_, e)| seen.insert((e.project.as_str(), e.event_id.as_str())))
             .map(|(i, e)| (i as i64, e))
             .collect();
         let mut dispatches = Vec::new();
@@ -132,6 +138,7 @@ impl EventStore {
                 }));
                 EventIn {
                     idx,
+                    project_id: e.project.as_str(),
                     event_id: &e.event_id,
                     origin: e.origin.as_str(),
                     event_type: &e.event_type,
@@ -157,43 +164,50 @@ impl EventStore {
             RoutedRow,
             r#"WITH input AS (
                  SELECT * FROM json_to_recordset($1::json)
-                     AS i(idx int8, event_id text, origin text, event_type text, source text,
-                          occurred_at timestamptz, payload jsonb, key_id uuid, expected text)
+                     AS i(idx int8, project_id text, event_id text, origin text, event_type text,
+                          source text, occurred_at timestamptz, payload jsonb, key_id uuid,
+                          expected text)
              ), subs AS (
-                 SELECT t.event_type,
+                 SELECT t.project_id, t.event_type,
                         coalesce((SELECT string_agg(a.id::text || ':' || a.version, ',' ORDER BY a.id)
                                   FROM activities a
                                   WHERE a.deleted_at IS NULL AND a.trigger_type = 'event'
                                     AND a.enabled AND NOT a.paused
-                                    AND a.event_types @> ARRAY[t.event_type]), '') AS actual
-                 FROM (SELECT DISTINCT event_type FROM input) t
+                                    AND a.event_types @> ARRAY[t.event_type]
+                                    AND a.project_id = t.project_id), '') AS actual
+                 FROM (SELECT DISTINCT project_id, event_type FROM input) t
              ), go AS (
-                 SELECT i.* FROM input i JOIN subs s ON s.event_type = i.event_type
+                 SELECT i.* FROM input i
+                 JOIN subs s ON s.project_id = i.project_id AND s.event_type = i.event_type
                  WHERE s.actual = i.expected
                    AND (i.key_id IS NULL
                         OR EXISTS (SELECT 1 FROM api_keys k
                                    WHERE k.id = i.key_id AND k.revoked_at IS NULL))
              ), ev AS (
-                 INSERT INTO events (event_id, event_id_origin, event_type, source, occurred_at, payload)
-                 SELECT event_id, origin, event_type, source, occurred_at, payload
-                 FROM go ORDER BY event_id
-                 ON CONFLICT (event_id) DO NOTHING
-                 RETURNING event_id, received_at
+                 INSERT INTO events
+                     (project_id, event_id, event_id_origin, event_type, source, occurred_at, payload)
+                 SELECT project_id, event_id, origin, event_type, source, occurred_at, payload
+                 FROM go ORDER BY project_id, event_id
+                 ON CONFLICT (project_id, event_id) DO NOTHING
+                 RETURNING project_id, event_id, received_at
              ), d AS (
                  INSERT INTO event_dispatches
-                     (event_id, activity_id, workflow_id, run_id, state, definition_version)
-                 SELECT ev.event_id, s.activity_id, s.workflow_id, s.run_id, 'pending', s.version
+                     (project_id, event_id, activity_id, workflow_id, run_id, state,
+                      definition_version)
+                 SELECT ev.project_id, ev.event_id, s.activity_id, s.workflow_id, s.run_id,
+                        'pending', s.version
                  FROM json_to_recordset($2::json)
                           AS s(idx int8, activity_id uuid, workflow_id text, run_id uuid, version int8)
                  JOIN input i ON i.idx = s.idx
-                 JOIN ev ON ev.event_id = i.event_id
+                 JOIN ev ON ev.project_id = i.project_id AND ev.event_id = i.event_id
                  ORDER BY ev.event_id, s.activity_id
                  ON CONFLICT (event_id, activity_id) DO NOTHING
-                 RETURNING event_id
+                 RETURNING project_id, event_id
              )
              SELECT i.idx AS "idx!", ev.received_at AS "received_at!",
-                    (SELECT count(*) FROM d WHERE d.event_id = ev.event_id) AS "dispatched!"
-             FROM input i JOIN ev ON ev.event_id = i.event_id"#,
+                    (SELECT count(*) FROM d
+                      WHERE d.project_id = ev.project_id AND d.event_id = ev.event_id) AS "dispatched!"
+             FROM input i JOIN ev ON ev.project_id = i.project_id AND ev.event_id = i.event_id"#,
             // Bound as text, cast by the statement.
             events_in as _,
             dispatches as _,

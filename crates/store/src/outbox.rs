@@ -54,7 +54,7 @@ impl EventStore {
              UPDATE event_dispatches d SET leased_until = now() + $2::interval
              FROM due, events e
              WHERE d.event_id = due.event_id AND d.activity_id = due.activity_id
-               AND e.event_id = d.event_id
+               AND e.project_id = d.project_id AND e.event_id = d.event_id
              RETURNING d.event_id, d.activity_id, d.workflow_id, d.definition_version,
                  e.event_type, e.source, e.occurred_at, e.payload, d.debounce_key, d.created_at",
             limit,

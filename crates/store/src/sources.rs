@@ -9,7 +9,7 @@ use super::{StoreError, StoreResult, Text, audit};
 use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::event::ConflictRecord;
 use acp_domain::message::RejectReason;
-use acp_domain::project::CountQuota;
+use acp_domain::project::{CountQuota, ProjectId};
 use acp_domain::query::Expect;
 use acp_domain::source::{RejectionRecord, SourceKind, SourceRecord, StatusRecord, StatusReport};
 
@@ -25,6 +25,7 @@ pub struct SourceWrite<'a> {
 /// A `sources` row, read into the domain's [`SourceRecord`].
 struct SourceRow {
     id: Uuid,
+    project_id: String,
     name: String,
     kind: Text<SourceKind>,
     config: serde_json::Value,
@@ -35,10 +36,15 @@ struct SourceRow {
     updated_at: DateTime<Utc>,
 }
 
-impl From<SourceRow> for SourceRecord {
-    fn from(row: SourceRow) -> Self {
-        Self {
+impl TryFrom<SourceRow> for SourceRecord {
+    type Error = StoreError;
+
+    fn try_from(row: SourceRow) -> StoreResult<Self> {
+        let project = ProjectId::parse(&row.project_id)
+            .map_err(|e| StoreError::Other(anyhow::anyhow!("sources.project_id: {e}")))?;
+        Ok(Self {
             id: row.id,
+            project,
             name: row.name,
             kind: row.kind.0,
             config: row.config,
@@ -47,7 +53,7 @@ impl From<SourceRow> for SourceRecord {
             version: row.version,
             created_at: row.created_at,
             updated_at: row.updated_at,
-        }
+        })
     }
 }
 
@@ -124,7 +130,8 @@ impl SourceStore {
             SourceRow,
             r#"INSERT INTO sources (id, name, kind, config, secret_ref, enabled, project_id)
              VALUES ($1, $2, $3, $4, $5, $6, $7)
-             RETURNING id, name, kind AS "kind: _", config, secret_ref, enabled, version, created_at, updated_at"#,
+             RETURNING id, project_id, name, kind AS "kind: _", config, secret_ref, enabled, version,
+                 created_at, updated_at"#,
             id,
             source.name,
             source.kind.as_str(),
@@ -135,64 +142,71 @@ impl SourceStore {
         )
         .fetch_one(&mut *tx)
         .await?
-        .into();
+        .try_into()?;
         audit_write(&mut tx, actor, id, None).await?;
         tx.commit().await?;
         Ok(record)
     }
 
-    pub async fn get(&self, id: Uuid) -> StoreResult<SourceRecord> {
+    /// The project's source of this ID.
+    pub async fn get(&self, project: &ProjectId, id: Uuid) -> StoreResult<SourceRecord> {
         sqlx::query_as!(
             SourceRow,
-            r#"SELECT id, name, kind AS "kind: _", config, secret_ref, enabled, version, created_at, updated_at
-             FROM sources WHERE id = $1"#,
+            r#"SELECT id, project_id, name, kind AS "kind: _", config, secret_ref, enabled, version,
+                 created_at, updated_at
+             FROM sources WHERE id = $1 AND project_id = $2"#,
             id,
+            project.as_str(),
         )
         .fetch_optional(&self.pool)
         .await?
-        .map(Into::into)
-        .ok_or(StoreError::NotFound)
+        .ok_or(StoreError::NotFound)?
+        .try_into()
     }
 
-    /// Newest first, after the keyset `after`.
+    /// The project's sources, newest first, after the keyset `after`.
     pub async fn list(
         &self,
+        project: &ProjectId,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
     ) -> StoreResult<Vec<SourceRecord>> {
         let (at, id) = after.unzip();
-        Ok(sqlx::query_as!(
+        sqlx::query_as!(
             SourceRow,
-            r#"SELECT id, name, kind AS "kind: _", config, secret_ref, enabled, version, created_at, updated_at
+            r#"SELECT id, project_id, name, kind AS "kind: _", config, secret_ref, enabled, version,
+                 created_at, updated_at
              FROM sources
-             WHERE $1::timestamptz IS NULL OR (created_at, id) < ($1, $2)
+             WHERE project_id = $4 AND ($1::timestamptz IS NULL OR (created_at, id) < ($1, $2))
              ORDER BY created_at DESC, id DESC LIMIT $3"#,
             at,
             id,
             limit,
+            project.as_str(),
         )
         .fetch_all(&self.pool)
         .await?
         .into_iter()
-        .map(Into::into)
-        .collect())
+        .map(TryInto::try_into)
+        .collect()
     }
 
     pub async fn enabled(&self) -> StoreResult<Vec<SourceRecord>> {
-        Ok(sqlx::query_as!(
+        sqlx::query_as!(
             SourceRow,
-            r#"SELECT id, name, kind AS "kind: _", config, secret_ref, enabled, version, created_at, updated_at
+            r#"SELECT id, project_id, name, kind AS "kind: _", config, secret_ref, enabled, version,
+                 created_at, updated_at
              FROM sources WHERE enabled ORDER BY id"#
         )
         .fetch_all(&self.pool)
         .await?
         .into_iter()
-        .map(Into::into)
-        .collect())
+        .map(TryInto::try_into)
+        .collect()
     }
 
-    async fn check(&self, id: Uuid, expect: Expect) -> StoreResult<()> {
-        let current = self.get(id).await?;
+    async fn check(&self, project: &ProjectId, id: Uuid, expect: Expect) -> StoreResult<()> {
+        let current = self.get(project, id).await?;
         match expect {
             Expect::Version(v) if v != current.version => Err(StoreError::VersionMismatch {
                 current: current.version,
@@ -218,14 +232,16 @@ impl SourceStore {
             SourceRow,
             r#"UPDATE sources SET name = $2, config = $3, secret_ref = $4, enabled = $5,
                  version = version + 1, updated_at = now()
-             WHERE id = $1 AND ($6::bigint IS NULL OR version = $6)
-             RETURNING id, name, kind AS "kind: _", config, secret_ref, enabled, version, created_at, updated_at"#,
+             WHERE id = $1 AND ($6::bigint IS NULL OR version = $6) AND project_id = $7
+             RETURNING id, project_id, name, kind AS "kind: _", config, secret_ref, enabled, version,
+                 created_at, updated_at"#,
             id,
             source.name,
             source.config,
             source.secret_ref,
             source.enabled,
             version,
+            actor.project.as_str(),
         )
         .fetch_optional(&mut *tx)
         .await?;
@@ -233,11 +249,13 @@ impl SourceStore {
             Some(record) => {
                 audit_write(&mut tx, actor, id, before).await?;
                 tx.commit().await?;
-                Ok(record.into())
+                record.try_into()
             }
             None => {
                 drop(tx);
-                self.check(id, expect).await.and(Err(StoreError::NotFound))
+                self.check(&actor.project, id, expect)
+                    .await
+                    .and(Err(StoreError::NotFound))
             }
         }
     }
@@ -250,16 +268,18 @@ impl SourceStore {
         let mut tx = self.pool.begin().await?;
         let before = snapshot(&mut tx, id).await?;
         let deleted = sqlx::query!(
-            "DELETE FROM sources WHERE id = $1 AND ($2::bigint IS NULL OR version = $2)",
+            "DELETE FROM sources
+             WHERE id = $1 AND ($2::bigint IS NULL OR version = $2) AND project_id = $3",
             id,
             version,
+            actor.project.as_str(),
         )
         .execute(&mut *tx)
         .await?
         .rows_affected();
         if deleted == 0 {
             drop(tx);
-            self.check(id, expect).await?;
+            self.check(&actor.project, id, expect).await?;
             return Err(StoreError::NotFound);
         }
         audit_write(&mut tx, actor, id, before).await?;
@@ -362,6 +382,7 @@ impl SourceStore {
     #[allow(clippy::too_many_arguments)]
     pub async fn record_conflict(
         &self,
+        project: &ProjectId,
         event_id: &str,
         source_id: Option<Uuid>,
         differs: &[&str],
@@ -371,8 +392,9 @@ impl SourceStore {
         payload: &serde_json::Value,
     ) -> StoreResult<()> {
         sqlx::query!(
-            "INSERT INTO event_conflicts (event_id, source_id, differs, event_type, source, occurred_at, payload)
-             VALUES ($1, (SELECT id FROM sources WHERE id = $2), $3, $4, $5, $6, $7)",
+            "INSERT INTO event_conflicts
+                 (event_id, source_id, differs, event_type, source, occurred_at, payload, project_id)
+             VALUES ($1, (SELECT id FROM sources WHERE id = $2), $3, $4, $5, $6, $7, $8)",
             event_id,
             source_id,
             differs as _,
@@ -380,17 +402,24 @@ impl SourceStore {
             source,
             occurred_at,
             payload,
+            project.as_str(),
         )
         .execute(&self.pool)
         .await?;
         Ok(())
     }
 
-    pub async fn conflicts_of(&self, event_id: &str) -> StoreResult<Vec<ConflictRecord>> {
+    /// The conflicting re-deliveries of the project's event of this ID.
+    pub async fn conflicts_of(
+        &self,
+        project: &ProjectId,
+        event_id: &str,
+    ) -> StoreResult<Vec<ConflictRecord>> {
         Ok(sqlx::query_as!(
             ConflictRecord,
             "SELECT event_id, source_id, seen_at, differs, event_type, source, occurred_at, payload
-             FROM event_conflicts WHERE event_id = $1 ORDER BY id",
+             FROM event_conflicts WHERE project_id = $1 AND event_id = $2 ORDER BY id",
+            project.as_str(),
             event_id,
         )
         .fetch_all(&self.pool)

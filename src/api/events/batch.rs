@@ -13,11 +13,13 @@ use utoipa::ToSchema;
 use super::cloudevents::{BatchItemResponse, BatchResponse, MAX_BATCH};
 use super::handlers::{EventRequest, ingest_one, parse_event, prefers_wait};
 use crate::api::AppState;
+use crate::api::caller::Caller;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{JsonBody, from_json_value};
 use crate::api::problems;
 use acp_domain::FieldError;
 use acp_domain::auth::UnconfirmedKey;
+use acp_domain::project::ProjectId;
 use acp_service::events::NewEvent;
 
 /// Events to ingest, each as `POST /v1/events` takes it.
@@ -95,6 +97,7 @@ fn parse_item(index: usize, item: serde_json::Value) -> ApiResult<NewEvent> {
 #[tracing::instrument(skip_all)]
 pub async fn ingest_events_batch(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     headers: HeaderMap,
     JsonBody(request): JsonBody<EventBatchRequest>,
 ) -> ApiResult<Response> {
@@ -120,7 +123,15 @@ pub async fn ingest_events_batch(
         .enumerate()
         .map(|(index, item)| parse_item(index, item))
         .collect();
-    let mut response = ingest_batch(&state, items, wait, "application/json", None).await;
+    let mut response = ingest_batch(
+        &state,
+        &actor.project,
+        items,
+        wait,
+        "application/json",
+        None,
+    )
+    .await;
     if wait && response.status() == StatusCode::OK {
         response
             .headers_mut()
@@ -134,6 +145,7 @@ pub async fn ingest_events_batch(
 /// accepts no event answers 200.
 pub(super) async fn ingest_batch(
     state: &AppState,
+    project: &ProjectId,
     items: Vec<ApiResult<NewEvent>>,
     wait: bool,
     content_type: &'static str,
@@ -150,7 +162,7 @@ pub(super) async fn ingest_batch(
     let mut results = Vec::with_capacity(items.len());
     for (index, item) in items.into_iter().enumerate() {
         let outcome = match item {
-            Ok(event) => ingest_one(state, event, wait, key).await,
+            Ok(event) => ingest_one(state, project, event, wait, key).await,
             Err(err) => Err(err),
         };
         results.push(match outcome {

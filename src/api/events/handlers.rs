@@ -14,12 +14,14 @@ use super::cloudevents::{
     BATCH, BatchResponse, CloudEventData, CloudEventRequest, IngestBody, STRUCTURED,
 };
 use crate::api::AppState;
+use crate::api::caller::Caller;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::from_json_slice;
 use crate::api::problems;
 use acp_domain::FieldError;
 use acp_domain::auth::UnconfirmedKey;
 use acp_domain::event::{DispatchOutcome, EventId, EventIdOrigin, parse_source};
+use acp_domain::project::ProjectId;
 use acp_domain::trigger::EventType;
 use acp_service::events::NewEvent;
 
@@ -223,11 +225,12 @@ pub(super) fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
 #[tracing::instrument(skip_all)]
 pub async fn ingest_event(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     key: Option<Extension<UnconfirmedKey>>,
     headers: HeaderMap,
     body: IngestBody,
 ) -> ApiResult<Response> {
-    ingest(&state, key, &headers, body).await
+    ingest(&state, &actor.project, key, &headers, body).await
 }
 
 /// CloudEvents 1.0 over HTTP, the three modes on one URL as the HTTP
@@ -273,6 +276,7 @@ pub async fn ingest_event(
 #[tracing::instrument(skip_all)]
 pub async fn ingest_cloudevent(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     key: Option<Extension<UnconfirmedKey>>,
     headers: HeaderMap,
     body: IngestBody,
@@ -282,11 +286,14 @@ pub async fn ingest_cloudevent(
             "expected {STRUCTURED}, {BATCH}, or a binary-mode CloudEvent (ce-specversion and the other ce-* headers); this API's own event JSON goes to POST /v1/events"
         )));
     }
-    ingest(&state, key, &headers, body).await
+    ingest(&state, &actor.project, key, &headers, body).await
 }
 
+/// Events are received for the caller's project: their IDs are unique
+/// there, and they reach its activities only.
 async fn ingest(
     state: &AppState,
+    project: &ProjectId,
     key: Option<Extension<UnconfirmedKey>>,
     headers: &HeaderMap,
     body: IngestBody,
@@ -297,10 +304,10 @@ async fn ingest(
         IngestBody::Native(bytes) => parse_event(from_json_slice(&bytes)?, headers)?,
         IngestBody::One(event) => event,
         IngestBody::Batch(items) => {
-            return Ok(ingest_batch(state, items, wait, BATCH, key).await);
+            return Ok(ingest_batch(state, project, items, wait, BATCH, key).await);
         }
     };
-    let (status, body) = ingest_one(state, event, wait, key).await?;
+    let (status, body) = ingest_one(state, project, event, wait, key).await?;
     let mut response = (status, Json(body)).into_response();
     if wait {
         response.headers_mut().insert(
@@ -313,12 +320,17 @@ async fn ingest(
 
 pub(super) async fn ingest_one(
     state: &AppState,
+    project: &ProjectId,
     event: NewEvent,
     wait: bool,
     key: Option<&UnconfirmedKey>,
 ) -> ApiResult<(StatusCode, IngestResponse)> {
     let origin = event.origin;
-    let result = state.services.events.ingest(event, wait, key).await?;
+    let result = state
+        .services
+        .events
+        .ingest(project, event, wait, key)
+        .await?;
     let pending = result.pending();
     let body = IngestResponse {
         event_id: result.event.event_id,

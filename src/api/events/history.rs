@@ -9,6 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::api::AppState;
+use crate::api::caller::Caller;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::query_instant;
 use crate::api::pagination::{Cursor, Listing, Page, page};
@@ -162,6 +163,7 @@ pub struct ListEventsQuery {
 #[tracing::instrument(skip_all)]
 pub async fn list_events(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     Listing {
         query,
         limit,
@@ -177,7 +179,7 @@ pub async fn list_events(
     let rows = state
         .services
         .events
-        .list(&filter, after, limit + 1)
+        .list(&actor.project, &filter, after, limit + 1)
         .await?;
     Ok(Json(page(
         rows,
@@ -202,9 +204,10 @@ pub async fn list_events(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state))]
+#[tracing::instrument(skip(state, actor))]
 pub async fn get_event(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     params: Result<axum::extract::RawPathParams, axum::extract::rejection::RawPathParamsRejection>,
 ) -> ApiResult<Json<EventResponse>> {
     let params = params.map_err(|_| ApiError::bad_field("event_id", "is not valid UTF-8"))?;
@@ -214,7 +217,11 @@ pub async fn get_event(
         .map(|(_, v)| v.to_owned())
         .unwrap_or_default();
     let id = EventId::parse(&text).map_err(|m| ApiError::bad_field("event_id", m))?;
-    let (event, dispatches) = state.services.events.get(&id).await?;
-    let conflicts = state.services.sources.conflicts_of(id.as_str()).await?;
+    let (event, dispatches) = state.services.events.get(&actor.project, &id).await?;
+    let conflicts = state
+        .services
+        .sources
+        .conflicts_of(&actor.project, id.as_str())
+        .await?;
     Ok(Json(render(event, Some(dispatches), Some(conflicts))))
 }

@@ -282,9 +282,14 @@ pub async fn create_source(
 #[tracing::instrument(skip_all)]
 pub async fn list_sources(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     Listing { limit, after, .. }: Listing<ListQuery, SourceCursor>,
 ) -> ApiResult<Json<Page<SourceResponse>>> {
-    let rows = state.services.sources.list(after, limit + 1).await?;
+    let rows = state
+        .services
+        .sources
+        .list(&actor.project, after, limit + 1)
+        .await?;
     Ok(Json(page(
         rows,
         limit,
@@ -307,12 +312,13 @@ pub async fn list_sources(
         problems::NoSuchSource,
     )
 )]
-#[tracing::instrument(skip(state))]
+#[tracing::instrument(skip(state, actor))]
 pub async fn get_source(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
 ) -> ApiResult<Response> {
-    let (source, status) = state.services.sources.get(id).await?;
+    let (source, status) = state.services.sources.get(&actor.project, id).await?;
     let version = source.version;
     Ok(with_etag(
         StatusCode::OK,
@@ -352,7 +358,7 @@ pub async fn patch_source(
 ) -> ApiResult<Response> {
     let expect = if_match(&headers)?;
     require_object(&patch)?;
-    let (current, _) = state.services.sources.get(id).await?;
+    let (current, _) = state.services.sources.get(&actor.project, id).await?;
     let document = serde_json::json!({
         "name": current.name,
         "kind": current.kind,
@@ -411,16 +417,17 @@ pub async fn delete_source(
         problems::NoSuchSource,
     )
 )]
-#[tracing::instrument(skip(state, limit, after))]
+#[tracing::instrument(skip(state, actor, limit, after))]
 pub async fn list_rejected(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     Listing { limit, after, .. }: Listing<ListQuery, RejectedCursor>,
 ) -> ApiResult<Json<Page<RejectedMessage>>> {
     let rows = state
         .services
         .sources
-        .rejections(id, after, limit + 1)
+        .rejections(&actor.project, id, after, limit + 1)
         .await?;
     Ok(Json(page(
         rows,
