@@ -14,6 +14,7 @@ use acp_domain::activity::ActivityDefinition;
 use acp_domain::alert::{AlertKind, Breach};
 use acp_domain::audit::Actor;
 use acp_domain::auth::{Scope, UnconfirmedKey};
+use acp_domain::project::ProjectId;
 use acp_domain::query::{ActivityFilter, AlertFilter, EventFilter, RunFilter};
 use acp_domain::run::{RunStatus, RunTrigger};
 use acp_domain::trigger::TriggerType;
@@ -57,18 +58,19 @@ async fn an_activity(pool: &PgPool) -> Uuid {
 async fn activity_list_every_variant(pool: PgPool) {
     an_activity(&pool).await;
     let store = ActivityStore::new(pool);
-    for mask in 0..1u32 << 5 {
+    for mask in 0..1u32 << 6 {
         let filter = ActivityFilter {
             trigger_type: on(mask, 0).then_some(TriggerType::Event),
             enabled: on(mask, 1).then_some(true),
             label: on(mask, 2).then(|| ("team".to_owned(), "core".to_owned())),
             q: on(mask, 3).then(|| "dyn%_\\".to_owned()),
+            project: on(mask, 5).then(ProjectId::default_project),
         };
         let after = on(mask, 4).then(|| (now() + Duration::days(1), Uuid::max()));
         let rows = store
             .list(&filter, after, 50)
             .await
-            .unwrap_or_else(|e| panic!("activities, variant {mask:#07b}: {e}"));
+            .unwrap_or_else(|e| panic!("activities, variant {mask:#08b}: {e}"));
         if mask == 0 {
             assert_eq!(rows.len(), 1, "the unfiltered list reads the activity");
         }
@@ -174,7 +176,7 @@ async fn run_list_every_variant(pool: PgPool) {
         queued: false,
     };
     assert!(store.insert_run(&run).await.expect("insert a run"));
-    for mask in 0..1u32 << 9 {
+    for mask in 0..1u32 << 10 {
         let filter = RunFilter {
             activity_id: on(mask, 0).then_some(activity),
             status: on(mask, 1).then_some(RunStatus::Running),
@@ -183,6 +185,7 @@ async fn run_list_every_variant(pool: PgPool) {
             scheduled_to: on(mask, 4).then(|| now() + Duration::days(1)),
             started_from: on(mask, 5).then(|| now() - Duration::days(1)),
             started_to: on(mask, 6).then(|| now() + Duration::days(1)),
+            project: on(mask, 9).then(ProjectId::default_project),
         };
         let after = on(mask, 7).then(|| (now() + Duration::days(1), Uuid::max()));
         // The key confirmed live in the statement itself, or not asked for.
@@ -191,9 +194,9 @@ async fn run_list_every_variant(pool: PgPool) {
         let rows = store
             .list_runs(&filter, after, 50, key)
             .await
-            .unwrap_or_else(|e| panic!("runs, variant {mask:#011b}: {e}"));
+            .unwrap_or_else(|e| panic!("runs, variant {mask:#012b}: {e}"));
         // Every filter above matches the run, and the cursor lies after it.
-        assert_eq!(rows.len(), 1, "runs, variant {mask:#011b} reads the run");
+        assert_eq!(rows.len(), 1, "runs, variant {mask:#012b} reads the run");
         assert_eq!(rows[0].run_id, run_id);
     }
 }

@@ -289,9 +289,15 @@ async fn a_project_that_owns_something_is_not_deleted(pool: PgPool) {
     let detail = problem["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("1 activity, 1 key"), "{problem}");
 
-    // Once the activity is deleted and the key revoked, it owns nothing.
-    let (status, _) = json(app.delete(&format!("/v1/activities/{activity_id}")).await).await;
-    assert_eq!(status, 204);
+    // Once the activity is deleted (by a key of its project: to the
+    // operator's, acting in `default`, it does not exist) and the key
+    // revoked, it owns nothing.
+    let path = format!("/v1/activities/{activity_id}");
+    let (status, _) = json(app.delete(&path).await).await;
+    assert_eq!(status, 404);
+    let token = key["token"].as_str().unwrap_or_default();
+    let (status, body, _) = call(&app, Method::DELETE, &path, token, None, None).await;
+    assert_eq!(status, 204, "{body}");
     let (status, problem) = json(app.delete("/v1/projects/a").await).await;
     assert_eq!(status, 409, "{problem}");
     assert!(

@@ -189,8 +189,8 @@ pub async fn run(bench: &Bench) -> anyhow::Result<()> {
          does not number them while the rows are timed. Concurrency {concurrency}, {} s per row. \
          The API is `acp api` in its own process, called with a read key; pgbench runs \
          `RUN_STATS_SQL`, the statement `RunStore::run_stats` sends (`-M prepared`; it reads \
-         the run rollups), with the same window and bucket and `$4`, `$5` (activity, trigger \
-         type: no filter) written as literal `NULL`s, since pgbench cannot bind a NULL. The \
+         the run rollups), with the same window and bucket and `$4`..`$6` (activity, trigger \
+         type, project: no filter) written as literal `NULL`s, since pgbench cannot bind a NULL. The \
          last columns are pgbench running the scan of every run of the window that the \
          rollups replace, on the same window. The API's answer was checked to count, bucket \
          by bucket, what the statement counts.\n",
@@ -254,10 +254,11 @@ fn print_cpu(label: &str, figures: &Figures, cpu: Cpu) {
 }
 
 /// `statement` with `$1`..`$3` turned into pgbench's `:p1`..`:p3` and the
-/// filters `$4`, `$5` into `NULL`.
+/// filters `$4`..`$6` into `NULL`.
 fn pgbench_script(statement: &str) -> String {
     let mut sql = statement.to_owned();
     for (param, text) in [
+        ("$6", "NULL"),
         ("$5", "NULL"),
         ("$4", "NULL"),
         ("$3", ":p3"),

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::AppState;
+use super::caller::Caller;
 use super::extract::{ApiQuery, path_uuid, query_instant};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
@@ -123,6 +124,7 @@ fn render(b: BucketCounts) -> RunStatsBucket {
 #[tracing::instrument(skip_all)]
 pub async fn run_stats(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     ApiQuery(query): ApiQuery<RunStatsQuery>,
 ) -> ApiResult<Json<RunStatsResponse>> {
     let bucket = match query.bucket.as_deref() {
@@ -147,6 +149,7 @@ pub async fn run_stats(
             .as_deref()
             .map(|t| RunTrigger::parse(t).map_err(|m| ApiError::bad_field("trigger_type", m)))
             .transpose()?,
+        project: Some(actor.project),
     };
     let buckets = state.services.runs.stats(&window, &filter).await?;
     Ok(Json(RunStatsResponse {

@@ -9,8 +9,10 @@
 
 use crate::common;
 
+mod activities;
 mod events;
 mod keys;
+mod runs;
 mod world;
 
 use std::collections::BTreeSet;
@@ -33,26 +35,6 @@ const EXEMPT: &[(&str, &str)] = &[
 /// Operations whose isolation no module walks yet. Each line is a gap in
 /// isolation, not a decision: the list only shrinks.
 const NOT_YET_WALKED: &[&str] = &[
-    "create_activity",
-    "list_activities",
-    "get_activity",
-    "put_activity",
-    "patch_activity",
-    "delete_activity",
-    "backfill_activity",
-    "pause_activity",
-    "resume_activity",
-    "list_activity_runs",
-    "cancel_activity_runs",
-    "retry_activity_runs",
-    "get_schedule",
-    "get_timeline",
-    "trigger_activity",
-    "list_runs",
-    "get_run",
-    "cancel_run",
-    "retry_run",
-    "run_stats",
     "create_subscription",
     "list_subscriptions",
     "get_subscription",
@@ -80,6 +62,8 @@ async fn a_projects_key_reaches_nothing_of_another_project(pool: PgPool) {
     let world = World::build(pool).await;
     let mut walked = BTreeSet::new();
     walked.extend(keys::walk(&world).await);
+    walked.extend(activities::walk(&world).await);
+    walked.extend(runs::walk(&world).await);
     walked.extend(events::walk(&world).await);
 
     let document = openapi_document(&world).await;

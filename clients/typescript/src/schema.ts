@@ -99,7 +99,8 @@ export interface paths {
         /**
          * Create or replace an activity under a client-chosen ID.
          * @description `If-Match` makes the replace conditional (412 on a stale version);
-         *     `If-Match: *` requires that the activity exists.
+         *     `If-Match: *` requires that the activity exists. An ID another project
+         *     holds (live or deleted) is not found: it is not the caller's to replace.
          */
         put: operations["put_activity"];
         post?: never;
@@ -3763,6 +3764,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such activity */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

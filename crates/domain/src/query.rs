@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::alert::AlertKind;
+use super::project::ProjectId;
 use super::run::{RunStatus, RunTrigger};
 use super::trigger::TriggerType;
 
@@ -37,6 +38,9 @@ pub struct ActivityFilter {
     pub enabled: Option<bool>,
     pub label: Option<(String, String)>,
     pub q: Option<String>,
+    /// The caller's project: only its activities. `None` is every
+    /// project's, for internal callers only.
+    pub project: Option<ProjectId>,
 }
 
 /// Where a page starts: strictly after this (created_at, id), newest first.
@@ -52,6 +56,9 @@ pub struct RunFilter {
     pub scheduled_to: Option<DateTime<Utc>>,
     pub started_from: Option<DateTime<Utc>>,
     pub started_to: Option<DateTime<Utc>>,
+    /// The caller's project: only runs of its activities. `None` is every
+    /// project's, for internal callers only.
+    pub project: Option<ProjectId>,
 }
 
 /// Filters for listing alerts; all optional, combined with AND.
@@ -79,4 +86,7 @@ pub struct EventFilter {
 pub struct StatsFilter {
     pub activity_id: Option<Uuid>,
     pub trigger_type: Option<RunTrigger>,
+    /// The caller's project: only runs of its activities. `None` is every
+    /// project's, for internal callers only.
+    pub project: Option<ProjectId>,
 }

@@ -13,6 +13,7 @@ use acp_domain::activity::{Activity, ActivityDefinition, SyncState};
 use acp_domain::audit::Actor;
 use acp_domain::business_calendar::{BusinessCalendar, CalendarRecord, runs_after};
 use acp_domain::ids;
+use acp_domain::project::ProjectId;
 use acp_domain::query::{ActivityFilter, Expect, Keyset};
 use acp_domain::window::upcoming_times;
 use acp_store::activities::CreateOutcome;
@@ -107,6 +108,28 @@ impl Activities {
         found(self.store.get(id).await, "activity")
     }
 
+    /// The activity (live or deleted) belongs to `project`; another
+    /// project's is not found, the same answer as an ID that never existed.
+    pub async fn check_owner(&self, id: Uuid, project: &ProjectId) -> Result<()> {
+        if self.store.owned_by(id, project).await? {
+            Ok(())
+        } else {
+            Err(Error::NotFound("activity"))
+        }
+    }
+
+    /// A live activity of `project`.
+    pub async fn get_in(&self, id: Uuid, project: &ProjectId) -> Result<Activity> {
+        self.check_owner(id, project).await?;
+        self.get(id).await
+    }
+
+    /// An activity of `project`, deleted or not.
+    pub async fn get_any_in(&self, id: Uuid, project: &ProjectId) -> Result<Activity> {
+        self.check_owner(id, project).await?;
+        self.get_any(id).await
+    }
+
     /// An activity, deleted or not: its history outlives it.
     pub async fn get_any(&self, id: Uuid) -> Result<Activity> {
         self.store
@@ -115,13 +138,14 @@ impl Activities {
             .ok_or(Error::NotFound("activity"))
     }
 
-    /// A live activity with its next fire times (computed, so they are
-    /// answered whether or not Temporal is).
+    /// A live activity of `project` with its next fire times (computed, so
+    /// they are answered whether or not Temporal is).
     pub async fn get_with_next_fire_times(
         &self,
         id: Uuid,
+        project: &ProjectId,
     ) -> Result<(Activity, Vec<DateTime<Utc>>)> {
-        let activity = self.get(id).await?;
+        let activity = self.get_in(id, project).await?;
         let calendar = self.calendar_of(&activity).await?;
         let next = next_fire_times(
             &activity,
@@ -165,18 +189,23 @@ impl Activities {
         Ok(out)
     }
 
-    /// A definition may name only a calendar that exists.
-    async fn check_calendar(&self, definition: &ActivityDefinition) -> Result<()> {
+    /// A definition may name only a calendar that exists in the project of
+    /// the activity: another project's answers as one that does not exist.
+    async fn check_calendar(
+        &self,
+        definition: &ActivityDefinition,
+        project: &ProjectId,
+    ) -> Result<()> {
         let Some(rule) = definition.trigger.as_scheduled().and_then(|t| t.calendar) else {
             return Ok(());
         };
-        match self.calendars.get(rule.id).await {
-            Ok(_) => Ok(()),
-            Err(StoreError::NotFound) => Err(Error::invalid(
+        if self.store.calendar_in(rule.id, project).await? {
+            Ok(())
+        } else {
+            Err(Error::invalid(
                 "trigger.calendar.id",
                 format!("no calendar has the ID {}", rule.id),
-            )),
-            Err(err) => Err(err.into()),
+            ))
         }
     }
 
@@ -206,7 +235,7 @@ impl Activities {
         idempotency: Option<(&str, &str)>,
         actor: &Actor,
     ) -> Result<Written> {
-        self.check_calendar(definition).await?;
+        self.check_calendar(definition, &actor.project).await?;
         match self
             .store
             .create(Uuid::new_v4(), definition, idempotency, actor)
@@ -234,8 +263,11 @@ impl Activities {
         expect: Expect,
         actor: &Actor,
     ) -> Result<Written> {
-        self.check_calendar(definition).await?;
-        let (activity, created) = self.store.put(id, definition, expect, actor).await?;
+        self.check_calendar(definition, &actor.project).await?;
+        let (activity, created) = found(
+            self.store.put(id, definition, expect, actor).await,
+            "activity",
+        )?;
         let mut written = self.sync_unless_synced(activity).await?;
         written.created = created;
         Ok(written)
@@ -251,7 +283,7 @@ impl Activities {
         apply: impl FnOnce(&ActivityDefinition) -> std::result::Result<ActivityDefinition, E>,
         actor: &Actor,
     ) -> std::result::Result<Written, E> {
-        let current = self.get(id).await?;
+        let current = self.get_in(id, &actor.project).await?;
         if let Expect::Version(v) = expect
             && v != current.version
         {
@@ -261,7 +293,7 @@ impl Activities {
             .into());
         }
         let definition = apply(&current.definition)?;
-        self.check_calendar(&definition).await?;
+        self.check_calendar(&definition, &actor.project).await?;
         let activity = self
             .store
             .replace_at(id, current.version, &definition, actor)
@@ -270,8 +302,10 @@ impl Activities {
         Ok(self.sync_unless_synced(activity).await?)
     }
 
-    /// Soft-deletes a live activity and removes its schedule.
+    /// Soft-deletes a live activity of the caller's project and removes its
+    /// schedule.
     pub async fn delete(&self, id: Uuid, expect: Expect, actor: &Actor) -> Result<()> {
+        self.check_owner(id, &actor.project).await?;
         let activity = found(self.store.delete(id, expect, actor).await, "activity")?;
         self.sync(&activity).await?;
         Ok(())

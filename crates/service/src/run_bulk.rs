@@ -11,6 +11,7 @@ use super::run_control::CancelRequest;
 use super::runs::Runs;
 use super::{Error, Result};
 use acp_domain::audit::{Actor, Note, Subject};
+use acp_domain::project::ProjectId;
 use acp_domain::retry::{BULK_LIMIT, BulkOutcome, bulk_statuses};
 use acp_domain::run::{RunStatus, RunTrigger};
 use acp_store::retries::BulkFilter;
@@ -54,8 +55,9 @@ impl Runs {
         activity_id: Uuid,
         cancel: bool,
         request: &BulkRequest,
+        project: &ProjectId,
     ) -> Result<(Vec<(Uuid, String, Option<DateTime<Utc>>)>, bool)> {
-        self.activities.get_any(activity_id).await?;
+        self.activities.get_any_in(activity_id, project).await?;
         let statuses =
             bulk_statuses(cancel, request.status).map_err(|m| Error::invalid("status", m))?;
         if let (Some(from), Some(to)) = (request.scheduled_from, request.scheduled_to)
@@ -109,7 +111,9 @@ impl Runs {
         requested_by: Option<Uuid>,
         actor: &Actor,
     ) -> Result<BulkDone> {
-        let (runs, more) = self.bulk_candidates(activity_id, false, request).await?;
+        let (runs, more) = self
+            .bulk_candidates(activity_id, false, request, &actor.project)
+            .await?;
         if request.dry_run {
             return Ok(Self::matched(runs, more));
         }
@@ -163,7 +167,9 @@ impl Runs {
         cancel: CancelRequest,
         actor: &Actor,
     ) -> Result<BulkDone> {
-        let (runs, more) = self.bulk_candidates(activity_id, true, request).await?;
+        let (runs, more) = self
+            .bulk_candidates(activity_id, true, request, &actor.project)
+            .await?;
         if request.dry_run {
             return Ok(Self::matched(runs, more));
         }

@@ -44,6 +44,7 @@ impl Runs {
         request: CancelRequest,
         actor: &Actor,
     ) -> Result<Cancelled> {
+        self.check_run_owner(run_id, &actor.project).await?;
         self.cancel_as(run_id, request, Some(actor)).await
     }
 

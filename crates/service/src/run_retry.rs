@@ -44,6 +44,7 @@ impl Runs {
         requested_by: Option<Uuid>,
         actor: &Actor,
     ) -> Result<Retried> {
+        self.check_run_owner(run_id, &actor.project).await?;
         self.retry_via(run_id, requested_by, "run", Some(actor))
             .await
     }

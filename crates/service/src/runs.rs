@@ -4,10 +4,11 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::activities::Activities;
-use super::{Result, found};
+use super::{Error, Result, found};
 use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::auth::UnconfirmedKey;
 use acp_domain::ids;
+use acp_domain::project::ProjectId;
 use acp_domain::query::{RunFilter, StatsFilter};
 use acp_domain::retry::RunAttempt;
 use acp_domain::run::{Run, RunInput, StartOutcome, TaskInstance};
@@ -49,7 +50,7 @@ impl Runs {
     /// Temporal has answered, a duplicate included.
     pub async fn trigger(&self, id: Uuid, key: Option<String>, actor: &Actor) -> Result<Triggered> {
         let key = key.unwrap_or_else(|| Uuid::new_v4().to_string());
-        let activity = self.activities.get(id).await?;
+        let activity = self.activities.get_in(id, &actor.project).await?;
         let workflow_id = ids::event_run_workflow_id(id, &format!("manual-{key}"));
         let input = RunInput::manual(id, activity.version);
         let outcome = self
@@ -75,9 +76,10 @@ impl Runs {
         })
     }
 
-    /// Runs matching `filter`, newest first, after the keyset `after`. An
-    /// activity named by the filter must exist (or have existed).
-    /// `key`, when given, is confirmed live in the same statement.
+    /// Runs matching `filter`, newest first, after the keyset `after`
+    /// (another project's activity named by the filter matches nothing of
+    /// the filter's project). `key`, when given, is confirmed live in the
+    /// same statement.
     pub async fn list(
         &self,
         filter: &RunFilter,
@@ -88,7 +90,8 @@ impl Runs {
         Ok(self.runs.list_runs(filter, after, limit, key).await?)
     }
 
-    /// One activity's runs; the activity may have been deleted since.
+    /// One activity's runs; the activity may have been deleted since, and
+    /// must be of the filter's project.
     pub async fn list_of_activity(
         &self,
         filter: &RunFilter,
@@ -97,7 +100,10 @@ impl Runs {
         key: Option<&UnconfirmedKey>,
     ) -> Result<Vec<Run>> {
         if let Some(id) = filter.activity_id {
-            self.activities.get_any(id).await?;
+            match &filter.project {
+                Some(project) => self.activities.get_any_in(id, project).await?,
+                None => self.activities.get_any(id).await?,
+            };
         }
         self.list(filter, after, limit, key).await
     }
@@ -108,15 +114,27 @@ impl Runs {
         Ok(acp_domain::retry::attempts_of(run, recorded))
     }
 
-    /// One run with its task instances.
-    pub async fn get(&self, run_id: Uuid) -> Result<(Run, Vec<TaskInstance>)> {
+    /// One run of `project` with its task instances.
+    pub async fn get(&self, run_id: Uuid, project: &ProjectId) -> Result<(Run, Vec<TaskInstance>)> {
+        self.check_run_owner(run_id, project).await?;
         found(self.runs.get_run(run_id).await, "run")
+    }
+
+    /// The run belongs to an activity of `project`; another project's is
+    /// not found, the same answer as an ID that never existed.
+    pub async fn check_run_owner(&self, run_id: Uuid, project: &ProjectId) -> Result<()> {
+        if self.runs.run_owned_by(run_id, project).await? {
+            Ok(())
+        } else {
+            Err(Error::NotFound("run"))
+        }
     }
 }
 
 impl Runs {
     /// Runs of `window` per bucket and status (every bucket, empty ones
-    /// zero), with duration percentiles. An unknown activity is not found.
+    /// zero), with duration percentiles. An unknown activity is not found,
+    /// and so is another project's.
     pub async fn stats(
         &self,
         window: &acp_domain::stats::StatsWindow,
@@ -124,7 +142,10 @@ impl Runs {
     ) -> Result<Vec<BucketCounts>> {
         if let Some(id) = filter.activity_id {
             // A deleted activity's history still counts.
-            self.activities.get_any(id).await?;
+            match &filter.project {
+                Some(project) => self.activities.get_any_in(id, project).await?,
+                None => self.activities.get_any(id).await?,
+            };
         }
         let mut found = self
             .runs

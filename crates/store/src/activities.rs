@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use super::{StoreError, StoreResult};
 use acp_domain::activity::{Activity, ActivityDefinition, SyncState, SyncStatus};
+use acp_domain::project::ProjectId;
 use acp_domain::query::{ActivityFilter, Expect, Keyset};
 
 mod pauses;
@@ -100,6 +101,33 @@ impl ActivityStore {
         Ok(row.map(Into::into))
     }
 
+    /// Whether the activity (live or deleted) belongs to `project`. An
+    /// activity's project never changes, so a check before a write holds
+    /// for the write.
+    pub async fn owned_by(&self, id: Uuid, project: &ProjectId) -> StoreResult<bool> {
+        let owned = sqlx::query_scalar!(
+            r#"SELECT EXISTS (SELECT 1 FROM activities WHERE id = $1 AND project_id = $2) AS "owned!""#,
+            id,
+            project.as_str(),
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(owned)
+    }
+
+    /// Whether the calendar exists in `project`: a trigger may name only
+    /// a calendar of its own activity's project.
+    pub async fn calendar_in(&self, calendar: Uuid, project: &ProjectId) -> StoreResult<bool> {
+        let found = sqlx::query_scalar!(
+            r#"SELECT EXISTS (SELECT 1 FROM calendars WHERE id = $1 AND project_id = $2) AS "found!""#,
+            calendar,
+            project.as_str(),
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(found)
+    }
+
     #[tracing::instrument(skip(self))]
     pub async fn list(
         &self,
@@ -110,6 +138,10 @@ impl ActivityStore {
         let mut qb = sqlx::QueryBuilder::<Postgres>::new(format!(
             "SELECT {COLUMNS} FROM activities WHERE deleted_at IS NULL"
         ));
+        if let Some(project) = &filter.project {
+            qb.push(" AND project_id = ")
+                .push_bind(project.as_str().to_owned());
+        }
         if let Some(t) = filter.trigger_type {
             qb.push(" AND trigger_type = ").push_bind(t.as_str());
         }

@@ -12,6 +12,7 @@ use super::runs::RunStore;
 use super::{StoreError, StoreResult};
 use acp_domain::auth::UnconfirmedKey;
 use acp_domain::misfire::SkipReason;
+use acp_domain::project::ProjectId;
 use acp_domain::query::RunFilter;
 use acp_domain::run::{
     Cancellation, Run, RunFlow, RunStatus, RunTrigger, TaskInstance, TaskStatus,
@@ -224,6 +225,21 @@ impl RunStore {
         rows.into_iter().map(TryInto::try_into).collect()
     }
 
+    /// Whether the run belongs to an activity (live or deleted) of
+    /// `project`.
+    pub async fn run_owned_by(&self, run_id: Uuid, project: &ProjectId) -> StoreResult<bool> {
+        let owned = sqlx::query_scalar!(
+            r#"SELECT EXISTS (
+                 SELECT 1 FROM activity_runs r JOIN activities a ON a.id = r.activity_id
+                  WHERE r.run_id = $1 AND a.project_id = $2) AS "owned!""#,
+            run_id,
+            project.as_str(),
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(owned)
+    }
+
     pub async fn get_run(&self, run_id: Uuid) -> StoreResult<(Run, Vec<TaskInstance>)> {
         let run = sqlx::query_as!(
             RunRow,
@@ -306,6 +322,12 @@ pub fn list_runs_query<'a>(
         qb.push(" AND activity_id = (SELECT ")
             .push_bind(id)
             .push("::uuid)");
+    }
+    if let Some(project) = &filter.project {
+        // Runs have no project: they are their activity's (deleted or not).
+        qb.push(" AND activity_id IN (SELECT id FROM activities WHERE project_id = ")
+            .push_bind(project.as_str().to_owned())
+            .push(")");
     }
     if let Some(status) = filter.status {
         qb.push(" AND status = ").push_bind(status.as_str());

@@ -30,6 +30,8 @@ macro_rules! with_run_stats_sql {
      WHERE bucket_seconds = $3 AND bucket >= $1 AND bucket < $2
        AND ($4::uuid IS NULL OR activity_id = $4)
        AND ($5::text IS NULL OR trigger_type = $5)
+       AND ($6::text IS NULL
+            OR activity_id IN (SELECT id FROM activities WHERE project_id = $6))
      GROUP BY bucket
 ), bins AS (
     SELECT bucket, bin, sum(n)::bigint AS n
@@ -37,6 +39,8 @@ macro_rules! with_run_stats_sql {
      WHERE bucket_seconds = $3 AND bucket >= $1 AND bucket < $2
        AND ($4::uuid IS NULL OR activity_id = $4)
        AND ($5::text IS NULL OR trigger_type = $5)
+       AND ($6::text IS NULL
+            OR activity_id IN (SELECT id FROM activities WHERE project_id = $6))
      GROUP BY bucket, bin
     HAVING sum(n) <> 0
 ), histograms AS (
@@ -57,7 +61,8 @@ SELECT c.bucket AS "bucket!", c.queued AS "queued!", c.running AS "running!",
 /// The statement behind [`RunStore::run_stats`]; `scripts/bench` runs the
 /// very same text with pgbench. Parameters: `$1` from, `$2` to, `$3` the
 /// bucket in seconds (60, 3600 or 86400), `$4` activity (or NULL), `$5`
-/// trigger type (or NULL). The window must be whole buckets.
+/// trigger type (or NULL), `$6` project (or NULL: every project's). The
+/// window must be whole buckets.
 pub const RUN_STATS_SQL: &str = with_run_stats_sql!(concat!());
 
 impl RunStore {
@@ -74,6 +79,7 @@ impl RunStore {
             window.bucket.seconds() as i32,
             filter.activity_id,
             filter.trigger_type.map(|t| t.as_str()),
+            filter.project.as_ref().map(|p| p.as_str()),
         ))
         .fetch_all(&self.pool)
         .await?;

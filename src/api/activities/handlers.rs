@@ -171,6 +171,7 @@ pub struct GetActivityQuery {
 #[tracing::instrument(skip_all)]
 pub async fn list_activities(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     Listing {
         query,
         limit,
@@ -206,6 +207,7 @@ pub async fn list_activities(
         enabled,
         label,
         q: query.q.filter(|q| !q.is_empty()),
+        project: Some(actor.project),
     };
     let summary = crate::api::stats::wants_summary(query.include.as_deref())?;
     let now = chrono::Utc::now();
@@ -263,9 +265,10 @@ pub async fn list_activities(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state))]
+#[tracing::instrument(skip(state, actor))]
 pub async fn get_activity(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     ApiQuery(query): ApiQuery<GetActivityQuery>,
 ) -> ApiResult<Response> {
@@ -273,7 +276,7 @@ pub async fn get_activity(
     let (activity, next) = state
         .services
         .activities
-        .get_with_next_fire_times(id)
+        .get_with_next_fire_times(id, &actor.project)
         .await?;
     let open_alerts = state.services.alerts.open_of(id).await?;
     let flow_controlled = activity.definition.flow.is_some();
@@ -310,7 +313,8 @@ pub async fn get_activity(
 /// Create or replace an activity under a client-chosen ID.
 ///
 /// `If-Match` makes the replace conditional (412 on a stale version);
-/// `If-Match: *` requires that the activity exists.
+/// `If-Match: *` requires that the activity exists. An ID another project
+/// holds (live or deleted) is not found: it is not the caller's to replace.
 #[utoipa::path(
     put,
     path = "/v1/activities/{id}",
@@ -325,6 +329,7 @@ pub async fn get_activity(
         (status = 200, description = "Replaced", body = ActivityResponse, headers(("ETag" = String))),
         (status = 201, description = "Created", body = ActivityResponse, headers(("ETag" = String), ("Location" = String))),
         problems::UnreadableBodyOrId,
+        problems::NoSuchActivity,
         problems::StaleIfMatch,
         problems::QuotaExceeded,
         problems::BodyTooLarge,

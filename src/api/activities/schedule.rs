@@ -219,7 +219,7 @@ pub async fn resume_activity(
 ) -> ApiResult<Json<PauseResponse>> {
     let schedules = &state.services.schedules;
     let outcome = if request.dry_run {
-        schedules.resume_dry_run(id).await?
+        schedules.resume_dry_run(id, &actor.project).await?
     } else {
         schedules
             .resume(id, request.note.as_deref(), &actor)

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::api::AppState;
+use crate::api::caller::Caller;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{ApiQuery, IdParam, query_instant};
 use crate::api::problems;
@@ -56,12 +57,13 @@ pub struct ScheduleResponse {
         problems::PostgresOrTemporalUnavailable,
     )
 )]
-#[tracing::instrument(skip(state))]
+#[tracing::instrument(skip(state, actor))]
 pub async fn get_schedule(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
 ) -> ApiResult<Json<ScheduleResponse>> {
-    let view = state.services.schedules.view(id).await?;
+    let view = state.services.schedules.view(id, &actor.project).await?;
     Ok(Json(ScheduleResponse {
         schedule_id: acp_domain::ids::schedule_id(id),
         paused: view.paused,
@@ -177,9 +179,10 @@ pub struct TimelineResponse {
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, query))]
+#[tracing::instrument(skip(state, actor, query))]
 pub async fn get_timeline(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     ApiQuery(query): ApiQuery<TimelineQuery>,
 ) -> ApiResult<Json<TimelineResponse>> {
@@ -187,7 +190,11 @@ pub async fn get_timeline(
         .ok_or_else(|| ApiError::bad_field("from", "is required"))?;
     let to = query_instant("to", query.to.as_deref())?
         .ok_or_else(|| ApiError::bad_field("to", "is required"))?;
-    let items = state.services.schedules.timeline(id, from, to).await?;
+    let items = state
+        .services
+        .schedules
+        .timeline(id, &actor.project, from, to)
+        .await?;
     Ok(Json(TimelineResponse {
         items: items.into_iter().map(Into::into).collect(),
     }))

@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::control::{RunAttemptResponse, TaskAttemptResponse};
 use crate::api::AppState;
+use crate::api::caller::Caller;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{IdParam, path_uuid, query_instant};
 use crate::api::instant;
@@ -16,6 +17,7 @@ use crate::api::pagination::{Cursor, Listing, Page, page};
 use crate::api::problems;
 use acp_domain::auth::UnconfirmedKey;
 use acp_domain::misfire::SkipReason;
+use acp_domain::project::ProjectId;
 use acp_domain::query::RunFilter;
 use acp_domain::retry::RunAttempt;
 use acp_domain::run::{Cancellation, Run, RunStatus, RunTrigger, TaskInstance, TaskStatus};
@@ -253,6 +255,7 @@ async fn list(
     }: Listing<ListRunsQuery, RunCursor>,
     of_activity: bool,
     key: Option<Extension<UnconfirmedKey>>,
+    project: ProjectId,
 ) -> ApiResult<Page<RunResponse>> {
     let key = key.as_ref().map(|Extension(k)| k);
     let filter = RunFilter {
@@ -275,6 +278,7 @@ async fn list(
         scheduled_to: query_instant("scheduled_before", query.scheduled_before.as_deref())?,
         started_from: query_instant("started_after", query.started_after.as_deref())?,
         started_to: query_instant("started_before", query.started_before.as_deref())?,
+        project: Some(project),
     };
     let runs = &state.services.runs;
     let rows = if of_activity {
@@ -308,10 +312,13 @@ async fn list(
 #[tracing::instrument(skip_all)]
 pub async fn list_runs(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     key: Option<Extension<UnconfirmedKey>>,
     listing: Listing<ListRunsQuery, RunCursor>,
 ) -> ApiResult<Json<Page<RunResponse>>> {
-    Ok(Json(list(&state, listing, false, key).await?))
+    Ok(Json(
+        list(&state, listing, false, key, actor.project).await?,
+    ))
 }
 
 /// One activity's runs, newest first. History outlives the activity.
@@ -328,9 +335,10 @@ pub async fn list_runs(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, query, limit, after, key))]
+#[tracing::instrument(skip(state, actor, query, limit, after, key))]
 pub async fn list_activity_runs(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     key: Option<Extension<UnconfirmedKey>>,
     Listing {
@@ -355,7 +363,7 @@ pub async fn list_activity_runs(
         limit,
         after,
     };
-    Ok(Json(list(&state, listing, true, key).await?))
+    Ok(Json(list(&state, listing, true, key, actor.project).await?))
 }
 
 /// One run with its task instances.
@@ -372,13 +380,14 @@ pub async fn list_activity_runs(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state))]
+#[tracing::instrument(skip(state, actor))]
 pub async fn get_run(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(run_id): IdParam,
 ) -> ApiResult<Json<RunResponse>> {
     let runs = &state.services.runs;
-    let (run, tasks) = runs.get(run_id).await?;
+    let (run, tasks) = runs.get(run_id, &actor.project).await?;
     let attempts = runs.attempts(&run).await?;
     Ok(Json(render(run, Some(tasks), Some(attempts))))
 }

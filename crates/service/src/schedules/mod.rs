@@ -14,6 +14,7 @@ use acp_domain::activity::Activity;
 use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::backfill::{Planned, Route, plan_backfill, route};
 use acp_domain::ids;
+use acp_domain::project::ProjectId;
 use acp_domain::run::{Run, RunTrigger};
 use acp_domain::timeline::{TimeAction, TimelineReason};
 use acp_domain::trigger::{Cadence, ScheduledTrigger};
@@ -136,7 +137,7 @@ impl Schedules {
                 format!("must be at most {MAX_NOTE_CHARS} characters"),
             ));
         }
-        let current = self.activities.get(id).await?;
+        let current = self.activities.get_in(id, &actor.project).await?;
         scheduled(&current)?;
         let (activity, paused_since) = super::found(
             self.activities
@@ -175,7 +176,7 @@ impl Schedules {
         if end <= start {
             return Err(Error::invalid("end", "must be after start"));
         }
-        let activity = self.activities.get(id).await?;
+        let activity = self.activities.get_in(id, &actor.project).await?;
         let trigger = scheduled(&activity)?;
         // Where the range is cut does not depend on what ran: read only the
         // runs of the part that is decided.
@@ -350,9 +351,9 @@ impl Schedules {
         dispatched
     }
 
-    /// The schedule as Temporal holds it now.
-    pub async fn view(&self, id: Uuid) -> Result<ScheduleView> {
-        self.activities.get(id).await?;
+    /// The schedule of an activity of `project` as Temporal holds it now.
+    pub async fn view(&self, id: Uuid, project: &ProjectId) -> Result<ScheduleView> {
+        self.activities.get_in(id, project).await?;
         self.activities
             .gateway()
             .describe(&ids::schedule_id(id))

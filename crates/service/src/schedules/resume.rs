@@ -94,8 +94,12 @@ impl Schedules {
     /// activity stays paused, no span is recorded and nothing runs. The
     /// times the policy would run are answered as `backfilled`. `missed` is
     /// `null` when the activity is not paused.
-    pub async fn resume_dry_run(&self, id: uuid::Uuid) -> Result<PauseOutcome> {
-        let activity = self.activities.get(id).await?;
+    pub async fn resume_dry_run(
+        &self,
+        id: uuid::Uuid,
+        project: &acp_domain::project::ProjectId,
+    ) -> Result<PauseOutcome> {
+        let activity = self.activities.get_in(id, project).await?;
         let trigger = scheduled(&activity)?;
         let now = Utc::now();
         let since = if activity.paused {

@@ -45,13 +45,14 @@ impl Schedules {
     pub async fn timeline(
         &self,
         id: Uuid,
+        project: &acp_domain::project::ProjectId,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<TimelineEntry>> {
         if to <= from {
             return Err(Error::invalid("to", "must be after from"));
         }
-        let activity = self.activities.get_any(id).await?;
+        let activity = self.activities.get_any_in(id, project).await?;
         let trigger = scheduled(&activity)?;
         let (wanted, declined) = timeline_times(trigger, from, to)?;
         let runs: HashMap<DateTime<Utc>, Run> = self

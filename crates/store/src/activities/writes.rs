@@ -127,6 +127,16 @@ impl ActivityStore {
         .fetch_optional(&mut *tx)
         .await?;
         let current: Option<Activity> = current.map(Into::into);
+        if current.is_some() {
+            // Another project's ID, live or deleted, is not the caller's to
+            // replace or bring back: it answers as an ID that never existed.
+            let owner = sqlx::query_scalar!("SELECT project_id FROM activities WHERE id = $1", id)
+                .fetch_one(&mut *tx)
+                .await?;
+            if owner != actor.project.as_str() {
+                return Err(StoreError::NotFound);
+            }
+        }
         match current {
             None => {
                 if expect != Expect::Anything {
