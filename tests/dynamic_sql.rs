@@ -14,6 +14,7 @@ use acp_domain::activity::ActivityDefinition;
 use acp_domain::alert::{AlertKind, Breach};
 use acp_domain::audit::Actor;
 use acp_domain::auth::{Scope, UnconfirmedKey};
+use acp_domain::project::ProjectId;
 use acp_domain::query::{ActivityFilter, AlertFilter, EventFilter, RunFilter};
 use acp_domain::run::{RunStatus, RunTrigger};
 use acp_domain::trigger::TriggerType;
@@ -100,7 +101,7 @@ async fn alert_list_every_variant(pool: PgPool) {
             };
             let after = on(mask, 4).then(|| (now() + Duration::days(1), Uuid::max()));
             let rows = store
-                .list(&filter, after, 50)
+                .list(&ProjectId::default_project(), &filter, after, 50)
                 .await
                 .unwrap_or_else(|e| panic!("alerts, variant {mask:#07b} open {open:?}: {e}"));
             if mask == 0 && open.is_none() {
