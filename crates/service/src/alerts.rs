@@ -217,11 +217,14 @@ impl Alerts {
     /// the same figure whichever one evaluated.
     pub async fn refresh_gauge(&self) -> StoreResult<()> {
         let counts = self.store.open_counts().await?;
-        crate::metrics::set_open_alerts(
-            counts
-                .into_iter()
-                .map(|(activity, kind, n)| (crate::metrics::activity_label(&activity), kind, n)),
-        );
+        crate::metrics::set_open_alerts(counts.into_iter().map(|(activity, project, kind, n)| {
+            (
+                crate::metrics::activity_label(&activity),
+                crate::metrics::project_label(&project),
+                kind,
+                n,
+            )
+        }));
         Ok(())
     }
 }

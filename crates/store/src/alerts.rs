@@ -335,17 +335,19 @@ impl AlertStore {
         Ok(rows.into_iter().map(Into::into).collect())
     }
 
-    /// Open alerts by (activity, kind), for the gauge.
-    pub async fn open_counts(&self) -> StoreResult<Vec<(Uuid, AlertKind, i64)>> {
+    /// Open alerts by (activity, its project, kind), for the gauge.
+    pub async fn open_counts(&self) -> StoreResult<Vec<(Uuid, String, AlertKind, i64)>> {
         let rows = sqlx::query!(
-            r#"SELECT activity_id, kind AS "kind: Text<AlertKind>", count(*) AS "count!" FROM alerts
-             WHERE resolved_at IS NULL GROUP BY activity_id, kind"#
+            r#"SELECT l.activity_id, coalesce(a.project_id, 'default') AS "project!",
+                 l.kind AS "kind: Text<AlertKind>", count(*) AS "count!"
+             FROM alerts l LEFT JOIN activities a ON a.id = l.activity_id
+             WHERE l.resolved_at IS NULL GROUP BY l.activity_id, a.project_id, l.kind"#
         )
         .fetch_all(&self.pool)
         .await?;
         Ok(rows
             .into_iter()
-            .map(|r| (r.activity_id, r.kind.0, r.count))
+            .map(|r| (r.activity_id, r.project, r.kind.0, r.count))
             .collect())
     }
 }
