@@ -102,7 +102,7 @@ async fn alert_list_every_variant(pool: PgPool) {
             };
             let after = on(mask, 4).then(|| (now() + Duration::days(1), Uuid::max()));
             let rows = store
-                .list(&filter, after, 50)
+                .list(&ProjectId::default_project(), &filter, after, 50)
                 .await
                 .unwrap_or_else(|e| panic!("alerts, variant {mask:#07b} open {open:?}: {e}"));
             if mask == 0 && open.is_none() {

@@ -74,7 +74,9 @@ async fn metrics_move_with_runs_dispatches_syncs_and_requests(pool: PgPool) {
         }))
         .await;
     let id = created["id"].as_str().unwrap_or_default().to_owned();
-    let succeeded = format!("acp_runs_total{{activity_id=\"{id}\",status=\"succeeded\"}}");
+    // Labelled with the activity's project too (the test's key acts in `default`).
+    let succeeded =
+        format!("acp_runs_total{{activity_id=\"{id}\",project=\"default\",status=\"succeeded\"}}");
     assert_eq!(sample(&before, &succeeded), 0.0);
 
     // A manual run: the runs counter for this activity and status moves by one.

@@ -9,6 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::api::AppState;
+use crate::api::caller::Caller;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{path_uuid, query_instant};
 use crate::api::pagination::{Cursor, Listing, Page, page};
@@ -150,6 +151,7 @@ fn filter_of(query: ListAuditQuery) -> ApiResult<AuditFilter> {
 #[tracing::instrument(skip_all)]
 pub async fn list_audit(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     Listing {
         query,
         limit,
@@ -157,7 +159,11 @@ pub async fn list_audit(
     }: Listing<ListAuditQuery, AuditCursor>,
 ) -> ApiResult<Json<Page<AuditEntryResponse>>> {
     let filter = filter_of(query)?;
-    let rows = state.services.audit.list(&filter, after, limit + 1).await?;
+    let rows = state
+        .services
+        .audit
+        .list(&actor.project, &filter, after, limit + 1)
+        .await?;
     Ok(Json(page(
         rows,
         limit,

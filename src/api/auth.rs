@@ -200,14 +200,16 @@ pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: N
         && let Some(token) = stream_token(&request)
     {
         return match keys.stream_token_key(&token).await {
-            Ok(Some((id, scope))) if scope.grants(needed) => {
-                tracing::Span::current().record("key_id", tracing::field::display(id));
-                request.extensions_mut().insert(CallerKey(id));
+            Ok(Some(key)) if key.scope.grants(needed) => {
+                tracing::Span::current().record("key_id", tracing::field::display(key.id));
+                request.extensions_mut().insert(CallerKey(key.id));
+                // The stream shows the changes of the key's project only.
+                request.extensions_mut().insert(KeyProject(key.project));
                 next.run(request).await
             }
-            Ok(Some((_, scope))) => ApiError::Forbidden {
+            Ok(Some(key)) => ApiError::Forbidden {
                 needed,
-                have: scope,
+                have: key.scope,
             }
             .into_response(),
             Ok(None) => ApiError::Unauthorized(

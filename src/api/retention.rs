@@ -121,9 +121,9 @@ fn render(report: RetentionReport) -> RetentionResponse {
 #[utoipa::path(
     get,
     path = "/v1/retention",
-    security(("bearer" = ["admin"])),
+    security(("bearer" = ["operator"])),
     tag = "retention",
-    description = "The history tables (today the change log behind `GET /v1/stream`) are kept in time partitions; the `history_retention` duty makes them ahead and drops each whole once all of it is older than the table's retention. This lists every partition with its row estimate and size, which ones the next pass drops (planned at its time) and what it makes, without changing anything.",
+    description = "The history tables (today the change log behind `GET /v1/stream`) are kept in time partitions; the `history_retention` duty makes them ahead and drops each whole once all of it is older than the table's retention. This lists every partition with its row estimate and size, which ones the next pass drops (planned at its time) and what it makes, without changing anything. The partitions hold every project's history, so this is the operator's.",
     responses(
         (status = 200, description = "The partitions and the next pass", body = RetentionResponse),
         problems::PostgresUnavailable,

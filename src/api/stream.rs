@@ -20,10 +20,12 @@ use uuid::Uuid;
 
 use super::AppState;
 use super::auth::CallerKey;
+use super::caller::Caller;
 use super::extract::{ApiQuery, path_uuid};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
 use acp_domain::change::Change;
+use acp_domain::project::ProjectId;
 use acp_service::changes::ChangeFeed;
 
 /// Every kind of change the stream carries.
@@ -113,15 +115,19 @@ fn event_of(change: &Change) -> Event {
         .data(serde_json::to_string(&body).unwrap_or_default())
 }
 
-/// Which changes a stream wants.
-#[derive(Debug, Clone, Default)]
+/// Which changes a stream wants: only its key's project's, ever.
+#[derive(Debug, Clone)]
 struct Filter {
+    project: ProjectId,
     activity_id: Option<Uuid>,
     kinds: Option<Vec<String>>,
 }
 
 impl Filter {
     fn wants(&self, change: &Change) -> bool {
+        if change.project != self.project.as_str() {
+            return false;
+        }
         if self.activity_id.is_some() && change.activity_id != self.activity_id {
             return false;
         }
@@ -277,13 +283,13 @@ fn closing_event(kind: &str, detail: &str, last: i64) -> Event {
         .data(serde_json::json!({"detail": detail, "last_event_id": last}).to_string())
 }
 
-/// Every change, as Server-Sent Events.
+/// Every change of the caller's project, as Server-Sent Events.
 #[utoipa::path(
     get,
     path = "/v1/stream",
     security(("bearer" = ["read"])),
     tag = "stream",
-    description = "Every change of runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.",
+    description = "Every change of the key's project (an operator key's: `default`'s) to runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.",
     params(
         StreamQuery,
         ("Last-Event-ID" = Option<String>, Header, nullable = false, description = "The last `id:` received: replay after it"),
@@ -298,6 +304,7 @@ fn closing_event(kind: &str, detail: &str, last: i64) -> Event {
 #[tracing::instrument(skip_all)]
 pub async fn stream(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     key: Option<axum::Extension<CallerKey>>,
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<StreamQuery>,
@@ -314,6 +321,7 @@ pub async fn stream(
             .transpose()?,
     };
     let filter = Filter {
+        project: actor.project,
         activity_id: query
             .activity_id
             .as_deref()

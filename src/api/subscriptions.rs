@@ -1,6 +1,6 @@
-//! `/v1/subscriptions`: namespace-wide notification subscriptions and the
+//! `/v1/subscriptions`: a project's notification subscriptions and the
 //! record of every delivery attempt. `admin` only: a subscription sees
-//! every activity's runs.
+//! every run of its project's activities.
 
 use crate::api::caller::Caller;
 use axum::Json;
@@ -236,12 +236,13 @@ pub async fn create_subscription(
 #[tracing::instrument(skip_all)]
 pub async fn list_subscriptions(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     Listing { limit, after, .. }: Listing<PageQuery, SubscriptionCursor>,
 ) -> ApiResult<Json<Page<SubscriptionResponse>>> {
     let rows = state
         .services
         .notifications
-        .list_subscriptions(after, limit + 1)
+        .list_subscriptions(&actor.project, after, limit + 1)
         .await?;
     Ok(Json(page(
         rows,
@@ -266,13 +267,18 @@ pub async fn list_subscriptions(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state))]
+#[tracing::instrument(skip(actor, state))]
 pub async fn get_subscription(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
 ) -> ApiResult<Json<SubscriptionResponse>> {
     Ok(Json(render(
-        state.services.notifications.get_subscription(id).await?,
+        state
+            .services
+            .notifications
+            .get_subscription(id, &actor.project)
+            .await?,
     )))
 }
 
@@ -318,16 +324,17 @@ pub async fn delete_subscription(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state, limit, after))]
+#[tracing::instrument(skip(actor, state, limit, after))]
 pub async fn list_deliveries(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     Listing { limit, after, .. }: Listing<PageQuery, DeliveryCursor>,
 ) -> ApiResult<Json<Page<DeliveryResponse>>> {
     let rows = state
         .services
         .notifications
-        .deliveries(id, after, limit + 1)
+        .deliveries(id, &actor.project, after, limit + 1)
         .await?;
     Ok(Json(page(
         rows,

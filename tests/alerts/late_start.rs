@@ -68,7 +68,8 @@ async fn late_start_opens_when_the_worker_stops_and_resolves_when_it_returns(poo
     // Healthy for a while: four evaluations open nothing.
     app.passes_of("alert_evaluation", 4).await;
     assert!(alerts_of(&app, &id, None).await.is_empty());
-    let gauge = format!("acp_alerts_open{{activity=\"{id}\",kind=\"late_start\"}}");
+    let gauge =
+        format!("acp_alerts_open{{activity=\"{id}\",kind=\"late_start\",project=\"default\"}}");
     let opened_counter = "acp_alerts_opened_total{kind=\"late_start\"}";
     let resolved_counter = "acp_alerts_resolved_total{kind=\"late_start\"}";
     let (opened_before, resolved_before) = (
@@ -214,7 +215,8 @@ async fn acp_api_notices_a_stopped_worker(pool: PgPool) {
     let alert = open_alert_of_kind(&app, &id, "late_start", Duration::from_secs(30)).await;
     // The figure is served by the process that evaluated. It sets the gauge
     // after the alert's row commits, which the test may read first.
-    let gauge = format!("acp_alerts_open{{activity=\"{id}\",kind=\"late_start\"}} 1");
+    let gauge =
+        format!("acp_alerts_open{{activity=\"{id}\",kind=\"late_start\",project=\"default\"}} 1");
     let served = tokio::time::timeout(Duration::from_secs(15), async {
         loop {
             let text = match reqwest::get(format!("{}/metrics", api.base)).await {

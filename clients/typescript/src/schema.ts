@@ -663,7 +663,7 @@ export interface paths {
         };
         /**
          * What history is kept and what the next retention pass drops (a dry run).
-         * @description The history tables (today the change log behind `GET /v1/stream`) are kept in time partitions; the `history_retention` duty makes them ahead and drops each whole once all of it is older than the table's retention. This lists every partition with its row estimate and size, which ones the next pass drops (planned at its time) and what it makes, without changing anything.
+         * @description The history tables (today the change log behind `GET /v1/stream`) are kept in time partitions; the `history_retention` duty makes them ahead and drops each whole once all of it is older than the table's retention. This lists every partition with its row estimate and size, which ones the next pass drops (planned at its time) and what it makes, without changing anything. The partitions hold every project's history, so this is the operator's.
          */
         get: operations["get_retention"];
         put?: never;
@@ -878,8 +878,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every change, as Server-Sent Events.
-         * @description Every change of runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.
+         * Every change of the caller's project, as Server-Sent Events.
+         * @description Every change of the key's project (an operator key's: `default`'s) to runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.
          */
         get: operations["stream"];
         put?: never;

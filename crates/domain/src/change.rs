@@ -13,4 +13,7 @@ pub struct Change {
     pub activity_id: Option<Uuid>,
     pub subject: String,
     pub data: serde_json::Value,
+    /// The project the change belongs to: its activity's, its calendar's,
+    /// its audit entry's.
+    pub project: String,
 }

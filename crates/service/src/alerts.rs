@@ -12,6 +12,7 @@ use acp_domain::alert::{
     self, Alert, AlertKind, Breach, LOOKBACK, MAX_TIMES, Schedule, late_start_events,
     late_start_scheduled,
 };
+use acp_domain::project::ProjectId;
 use acp_domain::query::AlertFilter;
 use acp_domain::timeline::History;
 use acp_domain::trigger::Cadence;
@@ -40,17 +41,19 @@ impl Alerts {
         Self { store, activities }
     }
 
-    pub async fn get(&self, id: Uuid) -> Result<Alert> {
-        found(self.store.get(id).await, "alert")
+    /// An alert of the project's activities; another project's is `NotFound`.
+    pub async fn get(&self, id: Uuid, project: &ProjectId) -> Result<Alert> {
+        found(self.store.get(id, project).await, "alert")
     }
 
     pub async fn list(
         &self,
+        project: &ProjectId,
         filter: &AlertFilter,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
     ) -> Result<Vec<Alert>> {
-        Ok(self.store.list(filter, after, limit).await?)
+        Ok(self.store.list(project, filter, after, limit).await?)
     }
 
     pub async fn open_of(&self, activity_id: Uuid) -> Result<Vec<Alert>> {
@@ -214,11 +217,14 @@ impl Alerts {
     /// the same figure whichever one evaluated.
     pub async fn refresh_gauge(&self) -> StoreResult<()> {
         let counts = self.store.open_counts().await?;
-        crate::metrics::set_open_alerts(
-            counts
-                .into_iter()
-                .map(|(activity, kind, n)| (crate::metrics::activity_label(&activity), kind, n)),
-        );
+        crate::metrics::set_open_alerts(counts.into_iter().map(|(activity, project, kind, n)| {
+            (
+                crate::metrics::activity_label(&activity),
+                crate::metrics::project_label(&project),
+                kind,
+                n,
+            )
+        }));
         Ok(())
     }
 }

@@ -10,6 +10,7 @@ use acp_domain::business_calendar::{
     BusinessCalendar, CalendarInput, CalendarRecord, DayStatus, ImportOptions, ImportWarning,
     import_ical,
 };
+use acp_domain::project::ProjectId;
 use acp_domain::query::Expect;
 use acp_store::{CalendarStore, StoreError};
 
@@ -62,14 +63,15 @@ impl Calendars {
         })
     }
 
-    pub async fn get(&self, id: Uuid) -> Result<CalendarRecord> {
-        found(self.store.get(id).await, "calendar")
+    /// The project's calendar; another project's is `NotFound`.
+    pub async fn get(&self, id: Uuid, project: &ProjectId) -> Result<CalendarRecord> {
+        found(self.store.get_in(id, project).await, "calendar")
     }
 
-    /// The calendar a trigger names (`trigger.calendar.id`): a missing one
-    /// is that field's error.
-    pub async fn named_by_trigger(&self, id: Uuid) -> Result<CalendarRecord> {
-        match self.store.get(id).await {
+    /// The calendar a trigger of `project` names (`trigger.calendar.id`): a
+    /// missing one, or another project's, is that field's error.
+    pub async fn named_by_trigger(&self, id: Uuid, project: &ProjectId) -> Result<CalendarRecord> {
+        match self.store.get_in(id, project).await {
             Ok(record) => Ok(record),
             Err(StoreError::NotFound) => Err(Error::invalid(
                 "trigger.calendar.id",
@@ -81,10 +83,11 @@ impl Calendars {
 
     pub async fn list(
         &self,
+        project: &ProjectId,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
     ) -> Result<Vec<CalendarRecord>> {
-        Ok(self.store.list(after, limit).await?)
+        Ok(self.store.list(project, after, limit).await?)
     }
 
     /// Creates or replaces the calendar under a client-chosen ID. With a
@@ -113,7 +116,7 @@ impl Calendars {
         apply: impl FnOnce(CalendarInput) -> std::result::Result<BusinessCalendar, E>,
         actor: &Actor,
     ) -> std::result::Result<CalendarRecord, E> {
-        let current = self.get(id).await?;
+        let current = self.get(id, &actor.project).await?;
         if let Expect::Version(v) = expect
             && v != current.version
         {
@@ -133,12 +136,13 @@ impl Calendars {
     /// Deletes the calendar; a calendar an activity's trigger names is
     /// kept (a conflict naming the activities).
     pub async fn delete(&self, id: Uuid, expect: Expect, actor: &Actor) -> Result<()> {
-        let users = self.store.users(id, USERS_NAMED).await?;
+        let project = &actor.project;
+        let users = self.store.users(id, project, USERS_NAMED).await?;
         if users.is_empty() && found(self.store.delete(id, expect, actor).await, "calendar")? {
             return Ok(());
         }
         let users = if users.is_empty() {
-            self.store.users(id, USERS_NAMED).await?
+            self.store.users(id, project, USERS_NAMED).await?
         } else {
             users
         };
@@ -156,6 +160,7 @@ impl Calendars {
     pub async fn days(
         &self,
         id: Uuid,
+        project: &ProjectId,
         from: NaiveDate,
         to: NaiveDate,
     ) -> Result<(CalendarRecord, Vec<DayStatus>)> {
@@ -171,7 +176,7 @@ impl Calendars {
                 format!("at most {MAX_DAYS} days from `from`"),
             ));
         }
-        let record = self.get(id).await?;
+        let record = self.get(id, project).await?;
         let days = record.calendar.days(from, to);
         Ok((record, days))
     }

@@ -12,9 +12,8 @@ use uuid::Uuid;
 
 use super::Result;
 use super::duties::{Duty, DutyBoard};
-use acp_domain::auth::Scope;
 use acp_domain::change::Change;
-use acp_store::changes::{ChangeStore, LOG_CHANNEL, LogBounds};
+use acp_store::changes::{ChangeStore, LOG_CHANNEL, LogBounds, TokenKey};
 use acp_store::lease::DutyLease;
 
 /// Inbox rows one sequencer statement numbers.
@@ -85,7 +84,7 @@ impl ChangeFeed {
         Ok((token, expires_at))
     }
 
-    pub async fn token_key(&self, token: &str) -> Result<Option<(Uuid, Scope)>> {
+    pub async fn token_key(&self, token: &str) -> Result<Option<TokenKey>> {
         Ok(self.store.stream_token_key(token).await?)
     }
 

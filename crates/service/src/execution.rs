@@ -252,12 +252,7 @@ impl Execution {
         }
         if let Some((activity_id, status)) = ended {
             tracing::info!(%activity_id, status = status.as_str(), "run finished");
-            crate::metrics::RUNS
-                .with_label_values(&[
-                    &crate::metrics::activity_label(&activity_id),
-                    status.as_str(),
-                ])
-                .inc();
+            crate::metrics::count_run(self.activities.pool(), activity_id, status).await;
         }
         Ok(())
     }

@@ -108,7 +108,10 @@ impl Keys {
 
     /// The live key and scope a stream token stands for; `None` when the
     /// token is unknown, expired, or its key was revoked.
-    pub async fn stream_token_key(&self, token: &str) -> Result<Option<(Uuid, Scope)>> {
+    pub async fn stream_token_key(
+        &self,
+        token: &str,
+    ) -> Result<Option<acp_store::changes::TokenKey>> {
         Ok(self.stream_tokens.stream_token_key(token).await?)
     }
 }

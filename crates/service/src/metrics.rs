@@ -1,7 +1,8 @@
 //! The use cases' Prometheus metrics, in the one registry the server's
 //! `/metrics` renders (the server adds its HTTP families). Labels stay
 //! low-cardinality: no IDs except the activity ID, which
-//! `ACP_METRICS_ACTIVITY_LABEL=false` turns off.
+//! `ACP_METRICS_ACTIVITY_LABEL=false` turns off, and the project ID, of
+//! which at most [`PROJECT_LABELS`] values are shown.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,8 +46,8 @@ pub fn latency_buckets() -> Vec<f64> {
 pub static RUNS: LazyLock<IntCounterVec> = LazyLock::new(|| {
     counter(
         "acp_runs_total",
-        "Runs ended, by activity and status",
-        &["activity_id", "status"],
+        "Runs ended, by activity, project and status",
+        &["activity_id", "project", "status"],
     )
 });
 /// Run control: cancel requests that reached a running run.
@@ -254,8 +255,11 @@ pub fn duty_pass(duty: &str, ok: bool) {
 
 pub static ALERTS_OPEN: LazyLock<IntGaugeVec> = LazyLock::new(|| {
     let g = IntGaugeVec::new(
-        Opts::new("acp_alerts_open", "Open alerts by activity and kind"),
-        &["activity", "kind"],
+        Opts::new(
+            "acp_alerts_open",
+            "Open alerts by activity, project and kind",
+        ),
+        &["activity", "kind", "project"],
     )
     .unwrap_or_else(|e| panic!("metric acp_alerts_open: {e}"));
     let _ = REGISTRY.register(Box::new(g.clone()));
@@ -294,31 +298,111 @@ pub static NOTIFICATION_DELIVERIES: LazyLock<IntCounterVec> = LazyLock::new(|| {
     )
 });
 
+/// An `acp_alerts_open` series: activity label, kind, project label.
+type OpenSeries = (String, String, String);
+
 /// Series of `acp_alerts_open` seen so far: one whose alerts all resolved
 /// reads 0 rather than vanishing.
-static OPEN_SERIES: LazyLock<Mutex<HashSet<(String, String)>>> = LazyLock::new(Default::default);
+static OPEN_SERIES: LazyLock<Mutex<HashSet<OpenSeries>>> = LazyLock::new(Default::default);
 
-/// Sets `acp_alerts_open` to these (activity label, kind, count) figures;
-/// every other series seen before reads 0.
+/// Sets `acp_alerts_open` to these (activity label, project label, kind,
+/// count) figures; every other series seen before reads 0.
 pub fn set_open_alerts(
-    counts: impl IntoIterator<Item = (String, acp_domain::alert::AlertKind, i64)>,
+    counts: impl IntoIterator<Item = (String, String, acp_domain::alert::AlertKind, i64)>,
 ) {
-    let mut totals: HashMap<(String, String), i64> = HashMap::new();
-    for (activity, kind, n) in counts {
+    let mut totals: HashMap<OpenSeries, i64> = HashMap::new();
+    for (activity, project, kind, n) in counts {
         *totals
-            .entry((activity, kind.as_str().to_owned()))
+            .entry((activity, kind.as_str().to_owned(), project))
             .or_default() += n;
     }
     let mut seen = OPEN_SERIES.lock().unwrap_or_else(|p| p.into_inner());
     for key in seen.iter() {
         if !totals.contains_key(key) {
-            ALERTS_OPEN.with_label_values(&[&key.0, &key.1]).set(0);
+            ALERTS_OPEN
+                .with_label_values(&[&key.0, &key.1, &key.2])
+                .set(0);
         }
     }
-    for ((activity, kind), n) in totals {
-        ALERTS_OPEN.with_label_values(&[&activity, &kind]).set(n);
-        seen.insert((activity, kind));
+    for ((activity, kind, project), n) in totals {
+        ALERTS_OPEN
+            .with_label_values(&[&activity, &kind, &project])
+            .set(n);
+        seen.insert((activity, kind, project));
     }
+}
+
+/// Distinct values the `project` label takes at most: projects are the
+/// operator's to make, but a label must stay bounded whatever their number.
+pub const PROJECT_LABELS: usize = 100;
+/// The label value the projects past [`PROJECT_LABELS`] share.
+pub const OTHER_PROJECTS: &str = "other";
+
+static PROJECT_LABEL_VALUES: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Default::default);
+
+/// `value` when it is already one of `seen` or `seen` has room for it (it
+/// is then remembered); [`OTHER_PROJECTS`] otherwise.
+fn bounded_label(seen: &mut HashSet<String>, value: &str, cap: usize) -> String {
+    if seen.contains(value) {
+        return value.to_owned();
+    }
+    if seen.len() < cap {
+        seen.insert(value.to_owned());
+        return value.to_owned();
+    }
+    OTHER_PROJECTS.to_owned()
+}
+
+/// The `project` label of a project: its ID for the first
+/// [`PROJECT_LABELS`] projects this process labels, `other` after.
+pub fn project_label(project: &str) -> String {
+    let mut seen = PROJECT_LABEL_VALUES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    bounded_label(&mut seen, project, PROJECT_LABELS)
+}
+
+/// Activities' projects as read for [`count_run`] (a project never changes);
+/// past this many it starts again empty.
+const KNOWN_OWNERS: usize = 10_000;
+static ACTIVITY_PROJECTS: LazyLock<Mutex<HashMap<uuid::Uuid, String>>> =
+    LazyLock::new(Default::default);
+
+/// The project label of an activity's runs: read once per activity.
+async fn project_label_of(pool: &sqlx::PgPool, activity_id: uuid::Uuid) -> String {
+    let known = ACTIVITY_PROJECTS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&activity_id)
+        .cloned();
+    let project = match known {
+        Some(project) => project,
+        None => match acp_store::projects::owner::of_activity(pool, activity_id).await {
+            Ok(Some(project)) => {
+                let mut known = ACTIVITY_PROJECTS.lock().unwrap_or_else(|p| p.into_inner());
+                if known.len() >= KNOWN_OWNERS {
+                    known.clear();
+                }
+                known.insert(activity_id, project.clone());
+                project
+            }
+            // Unread (the database is away) or gone: counted, unattributed.
+            _ => return OTHER_PROJECTS.to_owned(),
+        },
+    };
+    project_label(&project)
+}
+
+/// Counts a run that ended (`acp_runs_total`), by its activity, the
+/// activity's project and the status it ended in.
+pub async fn count_run(
+    pool: &sqlx::PgPool,
+    activity_id: uuid::Uuid,
+    status: acp_domain::run::RunStatus,
+) {
+    let project = project_label_of(pool, activity_id).await;
+    RUNS.with_label_values(&[&activity_label(&activity_id), &project, status.as_str()])
+        .inc();
 }
 
 pub fn set_activity_label(enabled: bool) {
@@ -360,4 +444,23 @@ pub fn register_all() {
     LazyLock::force(&ALERTS_OPENED);
     LazyLock::force(&ALERTS_RESOLVED);
     LazyLock::force(&NOTIFICATION_DELIVERIES);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_labels_are_bounded_and_the_rest_are_other() {
+        let mut seen = HashSet::new();
+        assert_eq!(bounded_label(&mut seen, "team-a", 2), "team-a");
+        assert_eq!(bounded_label(&mut seen, "team-b", 2), "team-b");
+        assert_eq!(bounded_label(&mut seen, "team-c", 2), OTHER_PROJECTS);
+        assert_eq!(
+            bounded_label(&mut seen, "team-a", 2),
+            "team-a",
+            "a labelled project keeps its label"
+        );
+        assert_eq!(seen.len(), 2);
+    }
 }

@@ -18,6 +18,7 @@ use super::{Error, Result, found};
 use acp_domain::audit::Actor;
 use acp_domain::notify::delivery_workflow_id;
 use acp_domain::notify::{Attempt, Delivery, Subscription};
+use acp_domain::project::ProjectId;
 use acp_store::{NotificationStore, StoreResult};
 use acp_temporal::{GatewayError, StartOutcome, TemporalGateway};
 
@@ -56,16 +57,21 @@ impl Notifications {
         Ok(self.store.create_subscription(subscription, actor).await?)
     }
 
-    pub async fn get_subscription(&self, id: Uuid) -> Result<Subscription> {
-        found(self.store.get_subscription(id).await, "subscription")
+    /// The project's subscription; another project's is `NotFound`.
+    pub async fn get_subscription(&self, id: Uuid, project: &ProjectId) -> Result<Subscription> {
+        found(
+            self.store.get_subscription(id, project).await,
+            "subscription",
+        )
     }
 
     pub async fn list_subscriptions(
         &self,
+        project: &ProjectId,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
     ) -> Result<Vec<Subscription>> {
-        Ok(self.store.list_subscriptions(after, limit).await?)
+        Ok(self.store.list_subscriptions(project, after, limit).await?)
     }
 
     pub async fn delete_subscription(&self, id: Uuid, actor: &Actor) -> Result<()> {
@@ -76,15 +82,20 @@ impl Notifications {
         }
     }
 
-    /// A subscription's deliveries with every attempt, newest first. The
-    /// history outlives a deleted subscription.
+    /// A subscription's deliveries with every attempt, newest first, when
+    /// `project` owns it. The history outlives a deleted subscription.
     pub async fn deliveries(
         &self,
         subscription_id: Uuid,
+        project: &ProjectId,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
     ) -> Result<Vec<(Delivery, Vec<Attempt>)>> {
-        if !self.store.subscription_exists(subscription_id).await? {
+        if !self
+            .store
+            .subscription_exists(subscription_id, project)
+            .await?
+        {
             return Err(Error::NotFound("subscription"));
         }
         let deliveries = self

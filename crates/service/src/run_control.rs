@@ -155,12 +155,7 @@ impl Runs {
                 .await?;
             status = RunStatus::Cancelled;
             if let Some((activity_id, ended)) = ended {
-                crate::metrics::RUNS
-                    .with_label_values(&[
-                        &crate::metrics::activity_label(&activity_id),
-                        ended.as_str(),
-                    ])
-                    .inc();
+                crate::metrics::count_run(self.activities.store().pool(), activity_id, ended).await;
                 status = ended;
             }
         }

@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::{StoreResult, Text};
 use acp_domain::alert::{Alert, AlertKind, Breach};
 use acp_domain::notify::NotificationType;
+use acp_domain::project::ProjectId;
 use acp_domain::query::AlertFilter;
 use acp_domain::run::RunStatus;
 
@@ -270,28 +271,36 @@ impl AlertStore {
         Ok(resolved)
     }
 
-    pub async fn get(&self, id: Uuid) -> StoreResult<Alert> {
+    /// An alert of an activity of `project`.
+    pub async fn get(&self, id: Uuid, project: &ProjectId) -> StoreResult<Alert> {
         let row = sqlx::query_as!(
             AlertRow,
             r#"SELECT id, activity_id, kind AS "kind: _", summary, detail AS "detail: _", opened_at,
                  last_seen_at, resolved_at
-             FROM alerts WHERE id = $1"#,
+             FROM alerts
+             WHERE id = $1 AND activity_id IN (SELECT id FROM activities WHERE project_id = $2)"#,
             id,
+            project.as_str(),
         )
         .fetch_one(&self.pool)
         .await?;
         Ok(row.into())
     }
 
-    /// Newest first, after the keyset `(opened_at, id)`.
+    /// The alerts of `project`'s activities, newest first, after the
+    /// keyset `(opened_at, id)`.
     pub async fn list(
         &self,
+        project: &ProjectId,
         filter: &AlertFilter,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
     ) -> StoreResult<Vec<Alert>> {
-        let mut q: QueryBuilder<Postgres> =
-            QueryBuilder::new(format!("SELECT {COLUMNS} FROM alerts WHERE true"));
+        let mut q: QueryBuilder<Postgres> = QueryBuilder::new(format!(
+            "SELECT {COLUMNS} FROM alerts \
+             WHERE activity_id IN (SELECT id FROM activities WHERE project_id = "
+        ));
+        q.push_bind(project.as_str().to_owned()).push(")");
         if let Some(id) = filter.activity_id {
             q.push(" AND activity_id = ").push_bind(id);
         }
@@ -326,17 +335,19 @@ impl AlertStore {
         Ok(rows.into_iter().map(Into::into).collect())
     }
 
-    /// Open alerts by (activity, kind), for the gauge.
-    pub async fn open_counts(&self) -> StoreResult<Vec<(Uuid, AlertKind, i64)>> {
+    /// Open alerts by (activity, its project, kind), for the gauge.
+    pub async fn open_counts(&self) -> StoreResult<Vec<(Uuid, String, AlertKind, i64)>> {
         let rows = sqlx::query!(
-            r#"SELECT activity_id, kind AS "kind: Text<AlertKind>", count(*) AS "count!" FROM alerts
-             WHERE resolved_at IS NULL GROUP BY activity_id, kind"#
+            r#"SELECT l.activity_id, coalesce(a.project_id, 'default') AS "project!",
+                 l.kind AS "kind: Text<AlertKind>", count(*) AS "count!"
+             FROM alerts l LEFT JOIN activities a ON a.id = l.activity_id
+             WHERE l.resolved_at IS NULL GROUP BY l.activity_id, a.project_id, l.kind"#
         )
         .fetch_all(&self.pool)
         .await?;
         Ok(rows
             .into_iter()
-            .map(|r| (r.activity_id, r.kind.0, r.count))
+            .map(|r| (r.activity_id, r.project, r.kind.0, r.count))
             .collect())
     }
 }

@@ -5,6 +5,7 @@ use sqlx::{PgConnection, PgPool};
 
 use crate::StoreResult;
 use acp_domain::audit::{Actor, AuditEntry, AuditFilter, Note};
+use acp_domain::project::ProjectId;
 
 /// Appends `note` as `actor`'s entry on `conn`, which is the write's own
 /// transaction: the entry commits or rolls back with the write. A key that
@@ -13,8 +14,9 @@ use acp_domain::audit::{Actor, AuditEntry, AuditFilter, Note};
 pub async fn append(conn: &mut PgConnection, actor: &Actor, note: &Note) -> StoreResult<()> {
     sqlx::query!(
         "INSERT INTO audit_log (key_id, key_name, operation, subject_type, subject_id,
-             request_id, change)
-         VALUES ($1, COALESCE($2, (SELECT name FROM api_keys WHERE id = $1)), $3, $4, $5, $6, $7)",
+             request_id, change, project_id)
+         VALUES ($1, COALESCE($2, (SELECT name FROM api_keys WHERE id = $1)), $3, $4, $5, $6, $7,
+             $8)",
         actor.key_id,
         actor.key_name,
         actor.operation,
@@ -22,6 +24,7 @@ pub async fn append(conn: &mut PgConnection, actor: &Actor, note: &Note) -> Stor
         note.subject.id,
         actor.request_id,
         note.change,
+        actor.project.as_str(),
     )
     .execute(conn)
     .await?;
@@ -59,9 +62,11 @@ impl AuditStore {
         append(&mut conn, actor, note).await
     }
 
-    /// Entries matching `filter`, newest first, with `seq` below `before`.
+    /// The project's entries matching `filter`, newest first, with `seq`
+    /// below `before`.
     pub async fn list(
         &self,
+        project: &ProjectId,
         filter: &AuditFilter,
         before: Option<i64>,
         limit: i64,
@@ -71,7 +76,7 @@ impl AuditStore {
             "SELECT seq, at, key_id, key_name, operation, subject_type, subject_id, request_id,
                  change
              FROM audit_log
-             WHERE ($1::bigint IS NULL OR seq < $1)
+             WHERE project_id = $9 AND ($1::bigint IS NULL OR seq < $1)
                AND ($2::uuid IS NULL OR key_id = $2)
                AND ($3::text IS NULL OR operation = $3)
                AND ($4::text IS NULL OR subject_type = $4)
@@ -88,6 +93,7 @@ impl AuditStore {
             filter.since,
             filter.until,
             limit,
+            project.as_str(),
         )
         .fetch_all(&self.pool)
         .await?;

@@ -10,6 +10,7 @@ use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::business_calendar::{
     BlackoutInput, BusinessCalendar, CalendarInput, CalendarRecord, HolidayInput, WorkingDayInput,
 };
+use acp_domain::project::ProjectId;
 use acp_domain::query::Expect;
 
 /// A `calendars` row, read into the domain's [`CalendarRecord`].
@@ -160,6 +161,8 @@ impl CalendarStore {
         Ok(record)
     }
 
+    /// Any project's calendar: for the scheduler and the launcher, which
+    /// act for the activity that names it.
     pub async fn get(&self, id: Uuid) -> StoreResult<CalendarRecord> {
         sqlx::query_as!(
             CalendarRow,
@@ -174,9 +177,27 @@ impl CalendarStore {
         .try_into()
     }
 
-    /// Newest first, after the keyset `after`.
+    /// The calendar when `project` owns it; another project's is as
+    /// absent as one that never existed.
+    pub async fn get_in(&self, id: Uuid, project: &ProjectId) -> StoreResult<CalendarRecord> {
+        sqlx::query_as!(
+            CalendarRow,
+            "SELECT id, name, timezone, weekend_days, holidays, working_days, blackouts,
+                 covered_until, version, created_at, updated_at
+             FROM calendars WHERE id = $1 AND project_id = $2",
+            id,
+            project.as_str(),
+        )
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::NotFound)?
+        .try_into()
+    }
+
+    /// The project's calendars, newest first, after the keyset `after`.
     pub async fn list(
         &self,
+        project: &ProjectId,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
     ) -> StoreResult<Vec<CalendarRecord>> {
@@ -186,11 +207,12 @@ impl CalendarStore {
             "SELECT id, name, timezone, weekend_days, holidays, working_days, blackouts,
                  covered_until, version, created_at, updated_at
              FROM calendars
-             WHERE $1::timestamptz IS NULL OR (created_at, id) < ($1, $2)
+             WHERE project_id = $4 AND ($1::timestamptz IS NULL OR (created_at, id) < ($1, $2))
              ORDER BY created_at DESC, id DESC LIMIT $3",
             at,
             id,
             limit,
+            project.as_str(),
         )
         .fetch_all(&self.pool)
         .await?
@@ -200,7 +222,8 @@ impl CalendarStore {
     }
 
     /// Creates the calendar under `id`, or replaces it at a new version:
-    /// whether it was created comes back with it.
+    /// whether it was created comes back with it. Another project's
+    /// calendar under `id` is not touched: `NotFound`.
     pub async fn upsert(
         &self,
         id: Uuid,
@@ -218,6 +241,7 @@ impl CalendarStore {
                  weekend_days = EXCLUDED.weekend_days, holidays = EXCLUDED.holidays,
                  working_days = EXCLUDED.working_days, blackouts = EXCLUDED.blackouts,
                  covered_until = EXCLUDED.covered_until, version = c.version + 1, updated_at = now()
+             WHERE c.project_id = EXCLUDED.project_id
              RETURNING id, name, timezone, weekend_days, holidays, working_days, blackouts,
                  covered_until, version, created_at, updated_at, (xmax = 0) AS "created!""#,
             id,
@@ -230,8 +254,9 @@ impl CalendarStore {
             c.covered_until,
             actor.project.as_str(),
         )
-        .fetch_one(&mut *tx)
-        .await?;
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or(StoreError::NotFound)?;
         audit_write(&mut tx, actor, id, before).await?;
         tx.commit().await?;
         let created = row.created;
@@ -268,7 +293,7 @@ impl CalendarStore {
             "UPDATE calendars SET name = $2, timezone = $3, weekend_days = $4, holidays = $5,
                  working_days = $6, blackouts = $7, covered_until = $8,
                  version = version + 1, updated_at = now()
-             WHERE id = $1 AND ($9::bigint IS NULL OR version = $9)
+             WHERE id = $1 AND project_id = $10 AND ($9::bigint IS NULL OR version = $9)
              RETURNING id, name, timezone, weekend_days, holidays, working_days, blackouts,
                  covered_until, version, created_at, updated_at",
             id,
@@ -280,6 +305,7 @@ impl CalendarStore {
             c.blackouts,
             c.covered_until,
             expect.version(),
+            actor.project.as_str(),
         )
         .fetch_optional(&mut *tx)
         .await?;
@@ -292,17 +318,21 @@ impl CalendarStore {
             }
             None => {
                 drop(tx);
-                Err(self.mismatch(id).await)
+                Err(self.mismatch(id, &actor.project).await)
             }
         }
     }
 
     /// Why a conditional write touched nothing: the current version, or
-    /// version 0 for a calendar that is not there.
-    async fn mismatch(&self, id: Uuid) -> StoreError {
-        match sqlx::query_scalar!("SELECT version FROM calendars WHERE id = $1", id)
-            .fetch_optional(&self.pool)
-            .await
+    /// version 0 for a calendar that is not there (or is another project's).
+    async fn mismatch(&self, id: Uuid, project: &ProjectId) -> StoreError {
+        match sqlx::query_scalar!(
+            "SELECT version FROM calendars WHERE id = $1 AND project_id = $2",
+            id,
+            project.as_str(),
+        )
+        .fetch_optional(&self.pool)
+        .await
         {
             Ok(current) => StoreError::VersionMismatch {
                 current: current.unwrap_or(0),
@@ -311,16 +341,23 @@ impl CalendarStore {
         }
     }
 
-    /// The live activities whose trigger names the calendar, `(id, name)`
-    /// by name, at most `limit`.
-    pub async fn users(&self, id: Uuid, limit: i64) -> StoreResult<Vec<(Uuid, String)>> {
+    /// The project's live activities whose trigger names the calendar,
+    /// `(id, name)` by name, at most `limit`.
+    pub async fn users(
+        &self,
+        id: Uuid,
+        project: &ProjectId,
+        limit: i64,
+    ) -> StoreResult<Vec<(Uuid, String)>> {
         let rows = sqlx::query!(
             "SELECT id, name FROM activities
-             WHERE deleted_at IS NULL AND definition -> 'trigger' -> 'calendar' IS NOT NULL
+             WHERE deleted_at IS NULL AND project_id = $3
+               AND definition -> 'trigger' -> 'calendar' IS NOT NULL
                AND (definition -> 'trigger' -> 'calendar' ->> 'id') = $1
              ORDER BY name, id LIMIT $2",
             id.to_string(),
             limit,
+            project.as_str(),
         )
         .fetch_all(&self.pool)
         .await?;
@@ -334,12 +371,14 @@ impl CalendarStore {
         let mut tx = self.pool.begin().await?;
         let before = snapshot(&mut tx, id).await?;
         let deleted = sqlx::query!(
-            "DELETE FROM calendars WHERE id = $1 AND ($2::bigint IS NULL OR version = $2)
+            "DELETE FROM calendars WHERE id = $1 AND project_id = $3
+               AND ($2::bigint IS NULL OR version = $2)
                AND NOT EXISTS (SELECT 1 FROM activities
                    WHERE deleted_at IS NULL AND definition -> 'trigger' -> 'calendar' IS NOT NULL
                      AND (definition -> 'trigger' -> 'calendar' ->> 'id') = $1::text)",
             id,
             expect.version(),
+            actor.project.as_str(),
         )
         .execute(&mut *tx)
         .await?
@@ -350,10 +389,10 @@ impl CalendarStore {
             return Ok(true);
         }
         drop(tx);
-        if !self.users(id, 1).await?.is_empty() {
+        if !self.users(id, &actor.project, 1).await?.is_empty() {
             return Ok(false);
         }
-        match self.mismatch(id).await {
+        match self.mismatch(id, &actor.project).await {
             StoreError::VersionMismatch { current: 0 } => Err(StoreError::NotFound),
             other => Err(other),
         }

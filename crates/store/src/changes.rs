@@ -9,6 +9,17 @@ use uuid::Uuid;
 use super::StoreResult;
 use acp_domain::auth::Scope;
 use acp_domain::change::Change;
+use acp_domain::project::ProjectId;
+
+/// The key a stream token stands for: the stream acts as that key, in its
+/// project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenKey {
+    pub id: Uuid,
+    pub scope: Scope,
+    /// `None` for an `operator` key (which acts in `default`).
+    pub project: Option<ProjectId>,
+}
 
 /// `pg_try_advisory_xact_lock` key of one sequencer pass: "acp-seq".
 pub const SEQUENCER_LOCK_KEY: i64 = 0x0061_6370_2d73_6571;
@@ -56,16 +67,19 @@ impl ChangeStore {
             return Ok(0);
         }
         // Numbered in inbox order: the sub-select is sorted before
-        // nextval() runs on its rows.
+        // nextval() runs on its rows. A change that names no project is
+        // its activity's (`default`'s when it has none).
         let numbered = sqlx::query!(
             r#"WITH taken AS (
                  DELETE FROM change_inbox
                   WHERE id IN (SELECT id FROM change_inbox ORDER BY id LIMIT $1)
-                 RETURNING id, at, kind, activity_id, subject, data
+                 RETURNING id, at, kind, activity_id, subject, data, project_id
              ), numbered AS (
-                 INSERT INTO change_log (seq, at, kind, activity_id, subject, data)
-                 SELECT nextval('change_log_seq'), at, kind, activity_id, subject, data
-                   FROM (SELECT * FROM taken ORDER BY id) ordered
+                 INSERT INTO change_log (seq, at, kind, activity_id, subject, data, project_id)
+                 SELECT nextval('change_log_seq'), at, kind, activity_id, subject, data, project
+                   FROM (SELECT t.*, coalesce(t.project_id, a.project_id, 'default') AS project
+                           FROM taken t LEFT JOIN activities a ON a.id = t.activity_id
+                          ORDER BY t.id) ordered
                  RETURNING seq
              )
              SELECT count(*) AS "moved!", max(seq) AS newest FROM numbered"#,
@@ -87,7 +101,7 @@ impl ChangeStore {
     pub async fn after(&self, after: i64, limit: i64) -> StoreResult<Vec<Change>> {
         Ok(sqlx::query_as!(
             Change,
-            "SELECT seq, at, kind, activity_id, subject, data FROM change_log
+            "SELECT seq, at, kind, activity_id, subject, data, project_id AS project FROM change_log
               WHERE seq > $1 ORDER BY seq LIMIT $2",
             after,
             limit,
@@ -141,9 +155,9 @@ impl ChangeStore {
         Ok(format!("{STREAM_TOKEN_PREFIX}{secret}"))
     }
 
-    /// The key and scope a stream token stands for, while the token has not
-    /// expired and its key is not revoked; `None` otherwise.
-    pub async fn stream_token_key(&self, token: &str) -> StoreResult<Option<(Uuid, Scope)>> {
+    /// The key a stream token stands for, while the token has not expired
+    /// and its key is not revoked; `None` otherwise.
+    pub async fn stream_token_key(&self, token: &str) -> StoreResult<Option<TokenKey>> {
         let Some(secret) = token.strip_prefix(STREAM_TOKEN_PREFIX) else {
             return Ok(None);
         };
@@ -151,13 +165,24 @@ impl ChangeStore {
             return Ok(None);
         }
         let row = sqlx::query!(
-            "SELECT k.id, k.scope FROM stream_tokens t JOIN api_keys k ON k.id = t.key_id
+            "SELECT k.id, k.scope, k.project_id FROM stream_tokens t
+               JOIN api_keys k ON k.id = t.key_id
               WHERE t.secret_sha256 = $1 AND t.expires_at > now() AND k.revoked_at IS NULL",
             &Sha256::digest(secret.as_bytes())[..],
         )
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.and_then(|r| Some((r.id, Scope::parse(&r.scope)?))))
+        Ok(row.and_then(|r| {
+            Some(TokenKey {
+                id: r.id,
+                scope: Scope::parse(&r.scope)?,
+                project: r
+                    .project_id
+                    .map(|p| ProjectId::parse(&p))
+                    .transpose()
+                    .ok()?,
+            })
+        }))
     }
 
     /// Whether `key_id` is still live (not revoked).

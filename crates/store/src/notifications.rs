@@ -11,7 +11,7 @@ use acp_domain::notify::{
     Attempt, Delivery, DeliveryState, Notification, NotificationType, NotifyTarget, Subscription,
     delivery_id, destination_of_activity_target, destination_of_subscription,
 };
-use acp_domain::project::CountQuota;
+use acp_domain::project::{CountQuota, ProjectId};
 
 struct NotificationRow {
     id: Uuid,
@@ -84,16 +84,18 @@ pub struct NotificationStore {
     pool: PgPool,
 }
 
-/// A live subscription's row as an audit entry keeps it; `None` when there
-/// is none.
+/// A live subscription of `project`, its row as an audit entry keeps it;
+/// `None` when there is none.
 async fn snapshot(
     conn: &mut sqlx::PgConnection,
     id: Uuid,
+    project: &ProjectId,
 ) -> StoreResult<Option<serde_json::Value>> {
     Ok(sqlx::query_scalar!(
         r#"SELECT to_jsonb(s) - 'created_at' - 'deleted_at' AS "row!" FROM subscriptions s
-           WHERE id = $1 AND deleted_at IS NULL FOR UPDATE"#,
+           WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL FOR UPDATE"#,
         id,
+        project.as_str(),
     )
     .fetch_optional(conn)
     .await?)
@@ -127,26 +129,34 @@ impl NotificationStore {
         )
         .fetch_one(&mut *tx)
         .await?;
-        let after = snapshot(&mut tx, s.id).await?;
+        let after = snapshot(&mut tx, s.id, &actor.project).await?;
         let note = Note::definition(Subject::subscription(s.id), None, after);
         audit::append(&mut tx, actor, &note).await?;
         tx.commit().await?;
         Ok(created)
     }
 
-    pub async fn get_subscription(&self, id: Uuid) -> StoreResult<Subscription> {
+    /// A live subscription of `project`.
+    pub async fn get_subscription(
+        &self,
+        id: Uuid,
+        project: &ProjectId,
+    ) -> StoreResult<Subscription> {
         Ok(sqlx::query_as!(
             Subscription,
             "SELECT id, url, secret_ref, types, activity_id, description, created_at
-             FROM subscriptions WHERE id = $1 AND deleted_at IS NULL",
+             FROM subscriptions WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL",
             id,
+            project.as_str(),
         )
         .fetch_one(&self.pool)
         .await?)
     }
 
+    /// The project's live subscriptions, newest first.
     pub async fn list_subscriptions(
         &self,
+        project: &ProjectId,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
     ) -> StoreResult<Vec<Subscription>> {
@@ -154,21 +164,23 @@ impl NotificationStore {
         Ok(sqlx::query_as!(
             Subscription,
             "SELECT id, url, secret_ref, types, activity_id, description, created_at
-             FROM subscriptions WHERE deleted_at IS NULL
+             FROM subscriptions WHERE deleted_at IS NULL AND project_id = $4
                AND ($1::timestamptz IS NULL OR (created_at, id) < ($1, $2))
              ORDER BY created_at DESC, id DESC LIMIT $3",
             at,
             id,
             limit,
+            project.as_str(),
         )
         .fetch_all(&self.pool)
         .await?)
     }
 
-    /// Soft delete: its delivery history stays readable by ID.
+    /// Soft delete of the actor's project's subscription: its delivery
+    /// history stays readable by ID.
     pub async fn delete_subscription(&self, id: Uuid, actor: &Actor) -> StoreResult<bool> {
         let mut tx = self.pool.begin().await?;
-        let Some(before) = snapshot(&mut tx, id).await? else {
+        let Some(before) = snapshot(&mut tx, id, &actor.project).await? else {
             return Ok(false);
         };
         sqlx::query!(
@@ -183,17 +195,21 @@ impl NotificationStore {
         Ok(true)
     }
 
-    pub async fn subscription_exists(&self, id: Uuid) -> StoreResult<bool> {
+    /// Whether `project` has (or had) the subscription.
+    pub async fn subscription_exists(&self, id: Uuid, project: &ProjectId) -> StoreResult<bool> {
         Ok(sqlx::query_scalar!(
-            r#"SELECT EXISTS (SELECT 1 FROM subscriptions WHERE id = $1) AS "exists!""#,
+            r#"SELECT EXISTS (SELECT 1 FROM subscriptions WHERE id = $1 AND project_id = $2)
+               AS "exists!""#,
             id,
+            project.as_str(),
         )
         .fetch_one(&self.pool)
         .await?)
     }
 
     /// Gives every notification not yet fanned out a delivery per
-    /// destination: live subscriptions that want it, and the activity's own
+    /// destination: live subscriptions of the activity's project that want
+    /// it (another project's never hear of it), and the activity's own
     /// `notify` targets as its current definition names them. Returns how
     /// many notifications it handled. Safe to run concurrently (row locks)
     /// and again (delivery IDs are derived).
@@ -212,7 +228,8 @@ impl NotificationStore {
             let subscriptions = sqlx::query!(
                 "SELECT id, url, secret_ref FROM subscriptions
                  WHERE deleted_at IS NULL AND (cardinality(types) = 0 OR $1 = ANY(types))
-                   AND (activity_id IS NULL OR activity_id = $2)",
+                   AND (activity_id IS NULL OR activity_id = $2)
+                   AND project_id = (SELECT project_id FROM activities WHERE id = $2)",
                 n.kind,
                 n.activity_id,
             )

@@ -9,6 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::trigger_model::{TriggerBody, parse_trigger_body};
 use super::trigger_schema::ScheduledTriggerBody;
 use crate::api::AppState;
+use crate::api::caller::Caller;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{ApiQuery, JsonBody};
 use crate::api::problems;
@@ -105,6 +106,7 @@ fn times(list: Vec<NominalTime>) -> Vec<PreviewTime> {
 #[tracing::instrument(skip_all)]
 pub async fn preview_schedule(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     ApiQuery(query): ApiQuery<PreviewQuery>,
     JsonBody(request): JsonBody<PreviewRequest>,
 ) -> ApiResult<Json<PreviewResponse>> {
@@ -152,7 +154,7 @@ pub async fn preview_schedule(
             state
                 .services
                 .calendars
-                .named_by_trigger(rule.id)
+                .named_by_trigger(rule.id, &actor.project)
                 .await?
                 .calendar,
         ),

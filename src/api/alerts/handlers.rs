@@ -8,6 +8,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::api::AppState;
+use crate::api::caller::Caller;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{IdParam, path_uuid, query_instant};
 use crate::api::pagination::{Cursor, Listing, Page, page};
@@ -103,6 +104,7 @@ pub struct ListAlertsQuery {
 #[tracing::instrument(skip_all)]
 pub async fn list_alerts(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     Listing {
         query,
         limit,
@@ -132,7 +134,7 @@ pub async fn list_alerts(
     let rows = state
         .services
         .alerts
-        .list(&filter, after, limit + 1)
+        .list(&actor.project, &filter, after, limit + 1)
         .await?;
     Ok(Json(page(
         rows,
@@ -157,10 +159,13 @@ pub async fn list_alerts(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state))]
+#[tracing::instrument(skip(actor, state))]
 pub async fn get_alert(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
 ) -> ApiResult<Json<AlertResponse>> {
-    Ok(Json(render(state.services.alerts.get(id).await?)))
+    Ok(Json(render(
+        state.services.alerts.get(id, &actor.project).await?,
+    )))
 }

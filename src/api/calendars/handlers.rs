@@ -115,9 +115,14 @@ pub async fn create_calendar(
 #[tracing::instrument(skip_all)]
 pub async fn list_calendars(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     Listing { limit, after, .. }: Listing<ListQuery, CalendarCursor>,
 ) -> ApiResult<Json<Page<CalendarResponse>>> {
-    let rows = state.services.calendars.list(after, limit + 1).await?;
+    let rows = state
+        .services
+        .calendars
+        .list(&actor.project, after, limit + 1)
+        .await?;
     Ok(Json(page(
         rows,
         limit,
@@ -142,12 +147,13 @@ pub async fn list_calendars(
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state))]
+#[tracing::instrument(skip(actor, state))]
 pub async fn get_calendar(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
 ) -> ApiResult<Response> {
-    let record = state.services.calendars.get(id).await?;
+    let record = state.services.calendars.get(id, &actor.project).await?;
     Ok(respond(StatusCode::OK, record))
 }
 

@@ -177,15 +177,20 @@ pub struct DaysQuery {
         problems::PostgresUnavailable,
     )
 )]
-#[tracing::instrument(skip(state))]
+#[tracing::instrument(skip(actor, state))]
 pub async fn list_days(
     State(state): State<AppState>,
+    Caller(actor): Caller,
     IdParam(id): IdParam,
     ApiQuery(query): ApiQuery<DaysQuery>,
 ) -> ApiResult<Response> {
     let from = parse_date(&query.from).map_err(|m| ApiError::bad_field("from", m))?;
     let to = parse_date(&query.to).map_err(|m| ApiError::bad_field("to", m))?;
-    let (record, days) = state.services.calendars.days(id, from, to).await?;
+    let (record, days) = state
+        .services
+        .calendars
+        .days(id, &actor.project, from, to)
+        .await?;
     let tag = etag(record.version);
     let body = CalendarDays {
         calendar_id: record.id,

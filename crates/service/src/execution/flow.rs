@@ -52,12 +52,12 @@ impl Execution {
             Grant::Waiting => SlotGrant::Waiting,
             Grant::Ended => SlotGrant::Ended,
             Grant::Skipped => {
-                crate::metrics::RUNS
-                    .with_label_values(&[
-                        &crate::metrics::activity_label(&input.activity_id),
-                        RunStatus::Skipped.as_str(),
-                    ])
-                    .inc();
+                crate::metrics::count_run(
+                    self.activities.pool(),
+                    input.activity_id,
+                    RunStatus::Skipped,
+                )
+                .await;
                 SlotGrant::Skipped
             }
             // The oldest run of the key is asked to cancel, as
