@@ -70,10 +70,22 @@ async fn the_same_event_in_two_projects_runs_each_projects_activity(pool: PgPool
         assert_eq!(dispatches[0]["activity_id"], activity.as_str(), "{answer}");
         assert_eq!(dispatches[0]["outcome"], "started", "{answer}");
     }
-    for (_, activity) in &activities {
+    for (token, activity) in &activities {
         let workflow_id = format!("activity-{activity}:order-1");
-        let run_id = acp_domain::ids::run_id(&workflow_id).to_string();
-        let run = wait_run_done(&app, &run_id, Duration::from_secs(60)).await;
+        let run_id = acp_domain::ids::run_id(&workflow_id);
+        // The run is its project's: read with the project's key.
+        let run = eventually(Duration::from_secs(60), || async {
+            let response = app
+                .http
+                .get(app.url(&format!("/v1/runs/{run_id}")))
+                .bearer_auth(token)
+                .send()
+                .await
+                .ok()?;
+            let (status, run) = json(response).await;
+            (status == 200 && run["status"] != "running").then_some(run)
+        })
+        .await;
         assert_eq!(run["status"], "succeeded", "{run}");
         assert_eq!(executions(&app, &workflow_id).await.len(), 1);
     }
