@@ -29,6 +29,7 @@ mod dynamic_sql;
 mod events;
 mod execution;
 mod execution_faults;
+mod fair_share;
 mod fairness;
 #[path = "fleet/main.rs"]
 mod fleet;
