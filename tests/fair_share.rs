@@ -2,13 +2,20 @@
 //! dispatches of a weight-3 and a weight-1 project are leased 3:1 while both
 //! have work (whatever a round's room, since what a project has leased counts
 //! as in flight), each project's activities take turns, and a project alone
-//! gets everything. No Temporal and no service: the store's lease is what
-//! decides, and the rows are seeded directly.
+//! gets everything; a project's guaranteed runs go first and its cap holds
+//! the rest pending. No Temporal: the store's lease is what decides, the rows
+//! are seeded directly, and the projects API only sets the weights, the
+//! guarantee and the cap.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::common;
+
 use acp_store::EventStore;
+use common::*;
+use reqwest::Method;
+use serde_json::json;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -30,6 +37,11 @@ pub async fn project(pool: &PgPool, id: &str, weight: i32, activities: usize) ->
         .execute(pool)
         .await
         .unwrap_or_else(|e| panic!("project {id}: {e}"));
+    activities_of(pool, id, activities).await
+}
+
+/// `activities` event activities of project `id`.
+pub async fn activities_of(pool: &PgPool, id: &str, activities: usize) -> Vec<Uuid> {
     let mut ids = Vec::new();
     for n in 0..activities {
         let activity = Uuid::new_v4();
@@ -143,4 +155,124 @@ async fn weights_three_to_one_lease_three_to_one(pool: PgPool) {
     let mut next = HashMap::new();
     assert_eq!(round(&store, 1, &mut next).await, 1);
     assert_eq!(sum(&next, &light), 1, "{next:?}");
+}
+
+/// The projects of `leased`, in the order the round leased them.
+async fn round_of(store: &EventStore, room: i64, small: &[Uuid]) -> Vec<&'static str> {
+    store
+        .lease_due(room, LEASE)
+        .await
+        .unwrap_or_else(|e| panic!("lease: {e}"))
+        .iter()
+        .map(|d| {
+            if small.contains(&d.activity_id) {
+                "small"
+            } else {
+                "big"
+            }
+        })
+        .collect()
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_guarantee_goes_first_and_a_cap_holds_the_rest_pending(pool: PgPool) {
+    let app = TestApp::without_temporal(pool.clone()).await;
+    let (status, big) = json(
+        app.post(
+            "/v1/projects",
+            &json!({"id": "big", "name": "Big", "weight": 9}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 201, "{big}");
+    let quotas = json!({"runs_running": 5, "runs_guaranteed": 3});
+    let body = json!({"id": "small", "name": "Small", "quotas": quotas});
+    let (status, small) = json(app.post("/v1/projects", &body).await).await;
+    assert_eq!(status, 201, "{small}");
+    assert_eq!(small["quotas"]["runs_guaranteed"], 3, "{small}");
+    // A guarantee above the cap is refused, naming the field; PUT and
+    // PATCH keep it.
+    let request = |method: Method, body: serde_json::Value| {
+        let app = &app;
+        async move {
+            json(
+                app.http
+                    .request(method, app.url("/v1/projects/small"))
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}")),
+            )
+            .await
+        }
+    };
+    let (status, problem) = request(Method::PATCH, json!({"quotas": {"runs_guaranteed": 6}})).await;
+    assert_eq!(status, 422, "{problem}");
+    assert_eq!(
+        problem["errors"][0]["field"], "quotas.runs_guaranteed",
+        "{problem}"
+    );
+    let (status, put) = request(
+        Method::PUT,
+        json!({"name": "Small", "quotas": {"runs_running": 5, "runs_guaranteed": 2}}),
+    )
+    .await;
+    assert_eq!(
+        (status, &put["quotas"]["runs_guaranteed"]),
+        (200, &json!(2)),
+        "{put}"
+    );
+    let (status, patched) = request(Method::PATCH, json!({"quotas": {"runs_guaranteed": 3}})).await;
+    assert_eq!(status, 200, "{patched}");
+    assert_eq!(
+        patched["quotas"],
+        json!({"activities": null, "events_per_second": null,
+        "events_burst": null, "runs_running": 5, "runs_guaranteed": 3, "sources": null,
+        "subscriptions": null})
+    );
+
+    let big = activities_of(&pool, "big", 1).await;
+    let small = activities_of(&pool, "small", 1).await;
+    // The big project's backlog is older and nine times the weight.
+    pending(&pool, "big", big[0], 200, 0).await;
+    pending(&pool, "small", small[0], 20, 10_000).await;
+    let store = EventStore::new(pool.clone());
+
+    // Its guarantee first, then the weights: 3 of small's, then big's ninefold.
+    let first = round_of(&store, 5, &small).await;
+    assert_eq!(first, ["small", "small", "small", "big", "big"]);
+    // Its cap of 5 holds: rounds lease big's work and at most 2 more of small's.
+    let mut smalls = 3;
+    for _ in 0..8 {
+        let leased = round_of(&store, 10, &small).await;
+        assert_eq!(leased.len(), 10, "big has work left: {leased:?}");
+        smalls += leased.iter().filter(|p| **p == "small").count();
+        assert!(smalls <= 5, "beyond the cap: {smalls}");
+    }
+    assert_eq!(smalls, 5);
+    // Two of small's runs are done: two more start, ahead of big's backlog
+    // (big has its share in flight), and no more than two.
+    exec(
+        &pool,
+        "UPDATE event_dispatches SET state = 'completed', outcome = 'started'
+         WHERE (event_id, activity_id) IN (
+             SELECT event_id, activity_id FROM event_dispatches
+             WHERE state = 'pending' AND leased_until > now()
+               AND activity_id IN (SELECT id FROM activities WHERE project_id = 'small')
+             LIMIT 2)",
+    )
+    .await;
+    let leased = round_of(&store, 4, &small).await;
+    assert_eq!(leased, ["small", "small", "big", "big"]);
+    // Nothing is dropped: small's 20 are all there, 7 leased or done.
+    let pending_small: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM event_dispatches d JOIN activities a ON a.id = d.activity_id
+         WHERE a.project_id = 'small' AND d.state = 'pending'
+           AND (d.leased_until IS NULL OR d.leased_until < now())",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(pending_small, 13);
 }

@@ -2481,7 +2481,16 @@ export interface components {
             events_per_second?: number | null;
             /**
              * Format: int64
-             * @description Runs running at once.
+             * @description Runs running at once the project keeps under contention: its runs
+             *     up to this count are started before any project's runs beyond its
+             *     own guarantee, whatever the weights; at most `runs_running`.
+             */
+            runs_guaranteed?: number | null;
+            /**
+             * Format: int64
+             * @description Runs started by an event or by hand running at once: what the
+             *     project may burst to when others are idle. Event runs beyond it wait
+             *     pending (never dropped); manual runs count toward it.
              */
             runs_running?: number | null;
             /** Format: int64 */

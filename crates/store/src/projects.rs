@@ -22,6 +22,7 @@ struct ProjectRow {
     quota_runs_running: Option<i32>,
     quota_sources: Option<i32>,
     quota_subscriptions: Option<i32>,
+    runs_guaranteed: Option<i32>,
     version: i64,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
@@ -45,6 +46,7 @@ impl TryFrom<ProjectRow> for ProjectRecord {
                     runs_running: row.quota_runs_running,
                     sources: row.quota_sources,
                     subscriptions: row.quota_subscriptions,
+                    runs_guaranteed: row.runs_guaranteed,
                 },
             },
             version: row.version,
@@ -67,6 +69,7 @@ fn snapshot(record: &ProjectRecord) -> serde_json::Value {
             "runs_running": q.runs_running,
             "sources": q.sources,
             "subscriptions": q.subscriptions,
+            "runs_guaranteed": q.runs_guaranteed,
         },
         "version": record.version,
     })
@@ -81,7 +84,7 @@ async fn locked(
         ProjectRow,
         "SELECT id, name, weight, quota_activities, quota_events_per_second,
              quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
-             version, created_at, updated_at
+             runs_guaranteed, version, created_at, updated_at
          FROM projects WHERE id = $1 AND deleted_at IS NULL FOR UPDATE",
         id.as_str(),
     )
@@ -114,11 +117,12 @@ impl ProjectStore {
         let record: ProjectRecord = sqlx::query_as!(
             ProjectRow,
             "INSERT INTO projects (id, name, weight, quota_activities, quota_events_per_second,
-                 quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                 quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
+                 runs_guaranteed)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
              RETURNING id, name, weight, quota_activities, quota_events_per_second,
                  quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
-                 version, created_at, updated_at",
+                 runs_guaranteed, version, created_at, updated_at",
             id.as_str(),
             project.name,
             project.weight,
@@ -128,6 +132,7 @@ impl ProjectStore {
             q.runs_running,
             q.sources,
             q.subscriptions,
+            q.runs_guaranteed,
         )
         .fetch_one(&mut *tx)
         .await?
@@ -153,8 +158,8 @@ impl ProjectStore {
         let row = sqlx::query!(
             r#"INSERT INTO projects AS p (id, name, weight, quota_activities,
                  quota_events_per_second, quota_events_burst, quota_runs_running,
-                 quota_sources, quota_subscriptions)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                 quota_sources, quota_subscriptions, runs_guaranteed)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
              ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, weight = EXCLUDED.weight,
                  quota_activities = EXCLUDED.quota_activities,
                  quota_events_per_second = EXCLUDED.quota_events_per_second,
@@ -162,11 +167,12 @@ impl ProjectStore {
                  quota_runs_running = EXCLUDED.quota_runs_running,
                  quota_sources = EXCLUDED.quota_sources,
                  quota_subscriptions = EXCLUDED.quota_subscriptions,
+                 runs_guaranteed = EXCLUDED.runs_guaranteed,
                  version = p.version + 1, updated_at = now()
                WHERE p.deleted_at IS NULL
              RETURNING id, name, weight, quota_activities, quota_events_per_second,
                  quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
-                 version, created_at, updated_at, (xmax = 0) AS "created!""#,
+                 runs_guaranteed, version, created_at, updated_at, (xmax = 0) AS "created!""#,
             id.as_str(),
             project.name,
             project.weight,
@@ -176,6 +182,7 @@ impl ProjectStore {
             q.runs_running,
             q.sources,
             q.subscriptions,
+            q.runs_guaranteed,
         )
         .fetch_optional(&mut *tx)
         .await?
@@ -191,6 +198,7 @@ impl ProjectStore {
             quota_runs_running: row.quota_runs_running,
             quota_sources: row.quota_sources,
             quota_subscriptions: row.quota_subscriptions,
+            runs_guaranteed: row.runs_guaranteed,
             version: row.version,
             created_at: row.created_at,
             updated_at: row.updated_at,
@@ -211,7 +219,7 @@ impl ProjectStore {
             ProjectRow,
             "SELECT id, name, weight, quota_activities, quota_events_per_second,
                  quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
-                 version, created_at, updated_at
+                 runs_guaranteed, version, created_at, updated_at
              FROM projects WHERE id = $1 AND deleted_at IS NULL",
             id.as_str(),
         )
@@ -232,7 +240,7 @@ impl ProjectStore {
             ProjectRow,
             "SELECT id, name, weight, quota_activities, quota_events_per_second,
                  quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
-                 version, created_at, updated_at
+                 runs_guaranteed, version, created_at, updated_at
              FROM projects
              WHERE deleted_at IS NULL
                AND ($1::timestamptz IS NULL OR (created_at, id) < ($1, $2))
@@ -265,11 +273,11 @@ impl ProjectStore {
             "UPDATE projects SET name = $2, weight = $3, quota_activities = $4,
                  quota_events_per_second = $5, quota_events_burst = $6,
                  quota_runs_running = $7, quota_sources = $8, quota_subscriptions = $9,
-                 version = version + 1, updated_at = now()
+                 runs_guaranteed = $11, version = version + 1, updated_at = now()
              WHERE id = $1 AND deleted_at IS NULL AND ($10::bigint IS NULL OR version = $10)
              RETURNING id, name, weight, quota_activities, quota_events_per_second,
                  quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
-                 version, created_at, updated_at",
+                 runs_guaranteed, version, created_at, updated_at",
             id.as_str(),
             project.name,
             project.weight,
@@ -280,6 +288,7 @@ impl ProjectStore {
             q.sources,
             q.subscriptions,
             expect.version(),
+            q.runs_guaranteed,
         )
         .fetch_optional(&mut *tx)
         .await?;
