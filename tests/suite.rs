@@ -25,6 +25,7 @@ mod cron_conformance;
 mod dst_backfill;
 mod duties;
 mod dynamic_sql;
+mod event_rate;
 #[path = "events/main.rs"]
 mod events;
 mod execution;

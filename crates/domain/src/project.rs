@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::FieldError;
 
+pub mod rate;
+
 /// The largest weight: a hundredfold share against a weight of 1 is
 /// already more than a fair-share scheduler can honour at these rates.
 pub const MAX_WEIGHT: i64 = 1000;

@@ -9,6 +9,7 @@ use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::project::{CountQuota, Owned, Project, ProjectId, ProjectRecord, Quotas};
 use acp_domain::query::Expect;
 
+mod rate;
 mod usage;
 
 /// A `projects` row, read into the domain's [`ProjectRecord`].

@@ -4,6 +4,7 @@
 //! dispatch rows, same 409 for a conflicting re-delivery), and answers for
 //! itself; the CloudEvents batch mode of `POST /v1/events` shares the loop.
 
+use axum::Extension;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -12,7 +13,9 @@ use utoipa::ToSchema;
 
 use super::cloudevents::{BatchItemResponse, BatchResponse, MAX_BATCH};
 use super::handlers::{EventRequest, ingest_one, parse_event, prefers_wait};
+use super::rate;
 use crate::api::AppState;
+use crate::api::auth::KeyProject;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{JsonBody, from_json_value};
 use crate::api::problems;
@@ -89,12 +92,14 @@ fn parse_item(index: usize, item: serde_json::Value) -> ApiResult<NewEvent> {
         problems::BodyTooLarge,
         problems::NotJson,
         problems::InvalidBatch,
+        problems::QuotaExceeded,
         problems::PostgresUnavailable,
     )
 )]
 #[tracing::instrument(skip_all)]
 pub async fn ingest_events_batch(
     State(state): State<AppState>,
+    project: Option<Extension<KeyProject>>,
     headers: HeaderMap,
     JsonBody(request): JsonBody<EventBatchRequest>,
 ) -> ApiResult<Response> {
@@ -120,6 +125,7 @@ pub async fn ingest_events_batch(
         .enumerate()
         .map(|(index, item)| parse_item(index, item))
         .collect();
+    let items = rate::take(&state, &rate::project_of(project.as_ref()), items).await?;
     let mut response = ingest_batch(&state, items, wait, "application/json", None).await;
     if wait && response.status() == StatusCode::OK {
         response

@@ -13,7 +13,9 @@ use super::batch::ingest_batch;
 use super::cloudevents::{
     BATCH, BatchResponse, CloudEventData, CloudEventRequest, IngestBody, STRUCTURED,
 };
+use super::rate;
 use crate::api::AppState;
+use crate::api::auth::KeyProject;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::from_json_slice;
 use crate::api::problems;
@@ -217,6 +219,7 @@ pub(super) fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
         problems::BodyTooLarge,
         problems::NotJson,
         problems::InvalidFields,
+        problems::QuotaExceeded,
         problems::PostgresUnavailable,
     )
 )]
@@ -224,10 +227,11 @@ pub(super) fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
 pub async fn ingest_event(
     State(state): State<AppState>,
     key: Option<Extension<UnconfirmedKey>>,
+    project: Option<Extension<KeyProject>>,
     headers: HeaderMap,
     body: IngestBody,
 ) -> ApiResult<Response> {
-    ingest(&state, key, &headers, body).await
+    ingest(&state, key, project, &headers, body).await
 }
 
 /// CloudEvents 1.0 over HTTP, the three modes on one URL as the HTTP
@@ -267,6 +271,7 @@ pub async fn ingest_event(
         problems::BodyTooLarge,
         problems::NotCloudEvent,
         problems::InvalidFields,
+        problems::QuotaExceeded,
         problems::PostgresUnavailable,
     )
 )]
@@ -274,6 +279,7 @@ pub async fn ingest_event(
 pub async fn ingest_cloudevent(
     State(state): State<AppState>,
     key: Option<Extension<UnconfirmedKey>>,
+    project: Option<Extension<KeyProject>>,
     headers: HeaderMap,
     body: IngestBody,
 ) -> ApiResult<Response> {
@@ -282,24 +288,28 @@ pub async fn ingest_cloudevent(
             "expected {STRUCTURED}, {BATCH}, or a binary-mode CloudEvent (ce-specversion and the other ce-* headers); this API's own event JSON goes to POST /v1/events"
         )));
     }
-    ingest(&state, key, &headers, body).await
+    ingest(&state, key, project, &headers, body).await
 }
 
 async fn ingest(
     state: &AppState,
     key: Option<Extension<UnconfirmedKey>>,
+    project: Option<Extension<KeyProject>>,
     headers: &HeaderMap,
     body: IngestBody,
 ) -> ApiResult<Response> {
     let key = key.as_ref().map(|Extension(k)| k);
+    let project = rate::project_of(project.as_ref());
     let wait = prefers_wait(headers)?;
     let event = match body {
         IngestBody::Native(bytes) => parse_event(from_json_slice(&bytes)?, headers)?,
         IngestBody::One(event) => event,
         IngestBody::Batch(items) => {
+            let items = rate::take(state, &project, items).await?;
             return Ok(ingest_batch(state, items, wait, BATCH, key).await);
         }
     };
+    rate::take_one(state, &project).await?;
     let (status, body) = ingest_one(state, event, wait, key).await?;
     let mut response = (status, Json(body)).into_response();
     if wait {
