@@ -155,6 +155,38 @@ async fn weights_three_to_one_lease_three_to_one(pool: PgPool) {
     let mut next = HashMap::new();
     assert_eq!(round(&store, 1, &mut next).await, 1);
     assert_eq!(sum(&next, &light), 1, "{next:?}");
+
+    // With nothing held (every lease lapsed, as when the admission lets one
+    // run start at a time and each finishes at once), the runs a project
+    // started lately still count: the heavy project's three just finished
+    // put its next run after the light project's new one, not before it.
+    exec(
+        &pool,
+        "UPDATE event_dispatches SET leased_until = now() - interval '1 second'",
+    )
+    .await;
+    exec(
+        &pool,
+        "UPDATE event_dispatches SET state = 'completed', outcome = 'started'
+         WHERE activity_id IN (SELECT id FROM activities WHERE project_id = 'light')",
+    )
+    .await;
+    for n in 0..3 {
+        sqlx::query(
+            "INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type, status,
+                                        created_at, started_at, finished_at)
+             VALUES (gen_random_uuid(), $1, $2, 'event', 'succeeded', now(), now(), now())",
+        )
+        .bind(heavy[0])
+        .bind(format!("recent-{n}"))
+        .execute(&pool)
+        .await
+        .unwrap_or_else(|e| panic!("a recent run: {e}"));
+    }
+    pending(&pool, "light", light[0], 1, 30_000).await;
+    let mut after = HashMap::new();
+    assert_eq!(round(&store, 1, &mut after).await, 1);
+    assert_eq!(sum(&after, &light), 1, "{after:?}");
 }
 
 /// The projects of `leased`, in the order the round leased them.

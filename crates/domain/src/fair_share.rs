@@ -24,7 +24,8 @@ pub struct Load {
     pub guaranteed: i64,
     /// Runs it may have running at once; `None` is unlimited.
     pub cap: Option<i64>,
-    /// Runs it has running or being started now.
+    /// Runs it has running or being started now, and those it started
+    /// lately that have finished already (its recent share).
     pub in_flight: i64,
 }
 

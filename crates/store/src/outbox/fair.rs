@@ -2,6 +2,12 @@
 //! a bounded read of each activity's oldest pending rows and of what each
 //! competing project has in flight, the order decided in the domain, then
 //! the rows locked in that order.
+//!
+//! "In flight" includes the runs a project started in the last 10 seconds
+//! that have finished already: when the admission lets only a run or two
+//! start at once, runs finish faster than they pile up, and a count of
+//! running runs alone would leave every project at zero, every tie to the
+//! oldest row, and a burst ahead of everyone again.
 
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
@@ -53,6 +59,10 @@ impl EventStore {
                           WHERE a.project_id = p.id AND r.status = 'running'
                             AND r.trigger_type IN ('event', 'manual')
                             AND r.created_at > now() - interval '15 minutes')
+                      + (SELECT count(*) FROM activity_runs r JOIN activities a ON a.id = r.activity_id
+                          WHERE a.project_id = p.id AND r.status <> 'running'
+                            AND r.trigger_type IN ('event', 'manual')
+                            AND r.created_at > now() - interval '10 seconds')
                       + (SELECT count(*) FROM event_dispatches d JOIN activities a ON a.id = d.activity_id
                           WHERE a.project_id = p.id AND d.state = 'pending'
                             AND d.leased_until IS NOT NULL AND d.leased_until > now()
