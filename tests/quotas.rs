@@ -15,7 +15,7 @@ use sqlx::PgPool;
 
 /// A request with `token` (not the harness's operator key); the answer's
 /// status, body and `Retry-After`.
-async fn call(
+pub(crate) async fn call(
     app: &TestApp,
     method: Method,
     path: &str,
@@ -43,7 +43,7 @@ async fn call(
 
 /// Creates project `id` with `quotas` (as the operator) and returns the
 /// token of an admin key of it.
-async fn project_with_admin(app: &TestApp, id: &str, quotas: Value) -> String {
+pub(crate) async fn project_with_admin(app: &TestApp, id: &str, quotas: Value) -> String {
     let (status, body) = json(
         app.post(
             "/v1/projects",

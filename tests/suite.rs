@@ -25,10 +25,12 @@ mod cron_conformance;
 mod dst_backfill;
 mod duties;
 mod dynamic_sql;
+mod event_rate;
 #[path = "events/main.rs"]
 mod events;
 mod execution;
 mod execution_faults;
+mod fair_share;
 mod fairness;
 #[path = "fleet/main.rs"]
 mod fleet;

@@ -24,6 +24,9 @@
 //!    hours by hour, every run by day) from `acp api`, against pgbench
 //!    running the same statement.
 //!
+//! 11. Fair share: project B's start latency (events at one a second, a
+//!     PT1S schedule) alone and beside project A's burst of events.
+//!
 //! Environment: `DATABASE_URL` (a server where databases may be created),
 //! `TEMPORAL_ADDRESS`, `ACP_BIN` (default: `acp` beside this program's
 //! folder), `ACP_BENCH_SERVICE_LOG` (`RUST_LOG` of the spawned service,
@@ -34,6 +37,7 @@ mod baseline;
 mod console;
 mod cpu;
 mod e2e;
+mod fair;
 mod history;
 mod ingest;
 mod jetstream;
@@ -84,6 +88,10 @@ pub struct Bench {
     stream_seconds: u64,
     /// `ACP_BENCH_CONSOLE_RUNS`: runs of benchmark 10's activity (100,000).
     console_runs: usize,
+    /// `ACP_BENCH_FAIR_EVENTS`: project A's burst in benchmark 11 (10,000).
+    fair_events: usize,
+    /// `ACP_BENCH_FAIR_SECONDS`: B's seconds alone, and beside the burst (30).
+    fair_seconds: usize,
     /// `ACP_BENCH_TEMPORAL_UI`: the dev server's UI, for benchmark 10.
     temporal_ui: Option<String>,
 }
@@ -120,7 +128,7 @@ impl Bench {
                 .map(|n| n.trim().parse())
                 .collect::<Result<_, _>>()
                 .context("ACP_BENCH_ONLY is a comma-separated list of numbers")?,
-            Err(_) => (1..=10).collect(),
+            Err(_) => (1..=11).collect(),
         };
         Ok(Self {
             admin_url: std::env::var("DATABASE_URL").context("DATABASE_URL is not set")?,
@@ -139,6 +147,8 @@ impl Bench {
             stream_rate: knob("ACP_BENCH_STREAM_RATE", 200)?,
             stream_seconds: knob("ACP_BENCH_STREAM_SECONDS", 10)?,
             console_runs: knob("ACP_BENCH_CONSOLE_RUNS", 100_000)?,
+            fair_events: knob("ACP_BENCH_FAIR_EVENTS", 10_000)?,
+            fair_seconds: knob("ACP_BENCH_FAIR_SECONDS", 30)?,
             temporal_ui: std::env::var("ACP_BENCH_TEMPORAL_UI").ok(),
         })
     }
@@ -194,6 +204,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if bench.wants(10) {
         console::run(&bench).await?;
+    }
+    if bench.wants(11) {
+        fair::run(&bench).await?;
     }
     Ok(())
 }

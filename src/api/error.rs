@@ -6,6 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use acp_domain::FieldError;
+use acp_domain::project::rate::RateExceeded;
 use acp_service as service;
 use acp_service::StoreError;
 use acp_temporal::GatewayError;
@@ -79,6 +80,9 @@ pub enum ApiError {
     /// The request took longer than the configured request timeout.
     #[error("quota `{}` reached", .0.quota.name())]
     QuotaExceeded(acp_domain::project::QuotaExceeded),
+    /// An event beyond the project's events-per-second quota.
+    #[error("quota `events_per_second` reached")]
+    RateExceeded(acp_domain::project::rate::RateExceeded),
     #[error("request timed out after {0:?}")]
     Timeout(std::time::Duration),
     #[error("a dependency is unavailable: {0}")]
@@ -150,7 +154,7 @@ impl ApiError {
                 "forbidden",
                 "The API key's scope does not allow this",
             ),
-            Self::QuotaExceeded(_) => (
+            Self::QuotaExceeded(_) | Self::RateExceeded(_) => (
                 StatusCode::TOO_MANY_REQUESTS,
                 "quota-exceeded",
                 "The project's quota is reached",
@@ -257,6 +261,13 @@ impl ApiError {
                 )),
                 vec![],
             ),
+            Self::RateExceeded(r) => (
+                Some(format!(
+                    "the project accepts {} events a second (beyond its burst): nothing of this event was kept; send it again after {} s",
+                    r.limit, r.retry_after_seconds
+                )),
+                vec![],
+            ),
             Self::Timeout(limit) => (
                 Some(format!(
                     "no answer within {} ms; it may still take effect, so retry with the same Idempotency-Key or check before repeating a write",
@@ -278,7 +289,8 @@ impl ApiError {
             Self::Internal(_) => (None, vec![]),
         };
         let quota = match self {
-            Self::QuotaExceeded(q) => Some(*q),
+            Self::QuotaExceeded(q) => Some((q.quota.name(), q.limit, q.usage)),
+            Self::RateExceeded(r) => Some((RateExceeded::QUOTA, r.limit, r.usage)),
             _ => None,
         };
         Problem {
@@ -287,9 +299,9 @@ impl ApiError {
             status: status.as_u16(),
             detail,
             errors,
-            quota: quota.map(|q| q.quota.name().to_owned()),
-            limit: quota.map(|q| q.limit),
-            usage: quota.map(|q| q.usage),
+            quota: quota.map(|(name, _, _)| name.to_owned()),
+            limit: quota.map(|(_, limit, _)| limit),
+            usage: quota.map(|(_, _, usage)| usage),
         }
     }
 }
@@ -372,6 +384,13 @@ impl IntoResponse for ApiError {
                 headers.insert(
                     header::RETRY_AFTER,
                     HeaderValue::from_static(QUOTA_RETRY_AFTER_SECONDS),
+                );
+            }
+            // The rate refills: the time until the next token.
+            ApiError::RateExceeded(r) => {
+                headers.insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from(r.retry_after_seconds),
                 );
             }
             ApiError::Unauthorized(_) => {

@@ -82,9 +82,10 @@ problems! {
     PostgresUnavailable = 503, "PostgreSQL unavailable";
 }
 
-/// `429`: the project's quota of what the operation creates is reached; the
-/// problem (`quota-exceeded`) names the quota, its `limit` and the `usage`,
-/// and `Retry-After` paces a client that waits for a delete.
+/// `429`: the project's quota of what the operation creates is reached, or
+/// its events-per-second quota; the problem (`quota-exceeded`) names the
+/// quota, its `limit` and the `usage`, and `Retry-After` paces a client that
+/// waits for a delete (or says when the rate has refilled a token).
 pub struct QuotaExceeded;
 
 impl utoipa::IntoResponses for QuotaExceeded {

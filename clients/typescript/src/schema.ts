@@ -2482,7 +2482,16 @@ export interface components {
             events_per_second?: number | null;
             /**
              * Format: int64
-             * @description Runs running at once.
+             * @description Runs running at once the project keeps under contention: its runs
+             *     up to this count are started before any project's runs beyond its
+             *     own guarantee, whatever the weights; at most `runs_running`.
+             */
+            runs_guaranteed?: number | null;
+            /**
+             * Format: int64
+             * @description Runs started by an event or by hand running at once: what the
+             *     project may burst to when others are idle. Event runs beyond it wait
+             *     pending (never dropped); manual runs count toward it.
              */
             runs_running?: number | null;
             /** Format: int64 */
@@ -5986,6 +5995,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The project's quota is reached (the problem names the quota, its limit and the usage) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -6168,6 +6188,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The project's quota is reached (the problem names the quota, its limit and the usage) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -6325,6 +6356,17 @@ export interface operations {
             /** @description No events, more than 1000, or none of them valid */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The project's quota is reached (the problem names the quota, its limit and the usage) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

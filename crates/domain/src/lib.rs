@@ -67,6 +67,7 @@ pub mod change;
 pub mod cloudevent;
 pub mod duration;
 pub mod event;
+pub mod fair_share;
 pub mod flow;
 pub mod ids;
 pub mod message;

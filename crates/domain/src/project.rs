@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::FieldError;
 
+pub mod rate;
+
 /// The largest weight: a hundredfold share against a weight of 1 is
 /// already more than a fair-share scheduler can honour at these rates.
 pub const MAX_WEIGHT: i64 = 1000;
@@ -67,10 +69,15 @@ pub struct Quotas {
     /// Events accepted at once above the sustained rate; with
     /// `events_per_second` only (it defaults to one second's worth).
     pub events_burst: Option<i32>,
-    /// Runs running at once.
+    /// Runs started by an event or by hand running at once: what the
+    /// project may burst to when others are idle (event runs beyond it wait
+    /// pending).
     pub runs_running: Option<i32>,
     pub sources: Option<i32>,
     pub subscriptions: Option<i32>,
+    /// Runs running at once that the project keeps under contention, before
+    /// the weights share the rest; at most `runs_running`.
+    pub runs_guaranteed: Option<i32>,
 }
 
 /// Quotas as a client writes them: any integers, checked by [`Project::parse`].
@@ -88,6 +95,8 @@ pub struct QuotasInput {
     pub sources: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subscriptions: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_guaranteed: Option<i64>,
 }
 
 /// A project as a client writes it (the request form a merge patch applies to).
@@ -148,7 +157,16 @@ impl Project {
             runs_running: quota("runs_running", q.runs_running, 0),
             sources: quota("sources", q.sources, 0),
             subscriptions: quota("subscriptions", q.subscriptions, 0),
+            runs_guaranteed: quota("runs_guaranteed", q.runs_guaranteed, 0),
         };
+        if let (Some(guaranteed), Some(running)) = (q.runs_guaranteed, q.runs_running)
+            && guaranteed > running
+        {
+            errors.push(FieldError::new(
+                "quotas.runs_guaranteed",
+                format!("must be at most `runs_running` ({running}): a guarantee within the cap"),
+            ));
+        }
         if q.events_burst.is_some() && q.events_per_second.is_none() {
             errors.push(FieldError::new(
                 "quotas.events_burst",
@@ -177,6 +195,7 @@ impl Project {
                 runs_running: q.runs_running.map(Into::into),
                 sources: q.sources.map(Into::into),
                 subscriptions: q.subscriptions.map(Into::into),
+                runs_guaranteed: q.runs_guaranteed.map(Into::into),
             },
         }
     }

@@ -1,6 +1,8 @@
 //! The event dispatcher: the loop (in every process that ingests) that
-//! starts the runs of pending dispatch rows, oldest first, as many at once
-//! as the admission leaves room for (see `service::admission`). The rows are
+//! starts the runs of pending dispatch rows, as many at once as the
+//! admission leaves room for (see `service::admission`), in fair order:
+//! projects by weight, each project's activities taking turns, each
+//! activity's oldest first (see `domain::fair_share`). The rows are
 //! the outbox; a start is idempotent by workflow ID, so a row a crash left
 //! pending is started again once its lease lapses.
 
@@ -32,9 +34,9 @@ struct Round {
 }
 
 impl EventIntake {
-    /// One dispatcher round: leases the oldest due dispatches (those no
-    /// other dispatcher or waiting request holds) that the admission leaves
-    /// room for, starts them with bounded concurrency, and returns how many
+    /// One dispatcher round: leases the due dispatches (those no other
+    /// dispatcher or waiting request holds) that the admission leaves room
+    /// for, in fair order across projects, starts them with bounded concurrency, and returns how many
     /// it leased.
     pub async fn dispatch_due(&self) -> Result<usize> {
         Ok(self.dispatch_round().await?.leased)

@@ -30,6 +30,16 @@ impl Projects {
         Ok(self.store.create(id, project, actor).await?)
     }
 
+    /// Takes `wanted` events' tokens from the project's events-per-second
+    /// bucket: how many were granted and what is left (`None`: no quota).
+    pub async fn take_event_tokens(
+        &self,
+        id: &ProjectId,
+        wanted: i64,
+    ) -> Result<Option<acp_domain::project::rate::Taken>> {
+        Ok(self.store.take_event_tokens(id, wanted).await?)
+    }
+
     pub async fn get(&self, id: &ProjectId) -> Result<ProjectRecord> {
         found(self.store.get(id).await, "project")
     }

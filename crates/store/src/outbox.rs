@@ -11,6 +11,8 @@ use uuid::Uuid;
 use super::StoreResult;
 use super::events::EventStore;
 
+mod fair;
+
 /// A pending dispatch leased for starting, with what its run needs of the event.
 #[derive(Debug, Clone)]
 pub struct LeasedDispatch {
@@ -36,53 +38,6 @@ pub struct Admission {
 }
 
 impl EventStore {
-    /// Leases up to `limit` pending dispatches whose lease (if any) lapsed,
-    /// oldest first, for `lease`; rows another dispatcher is leasing right
-    /// now are skipped, not waited for.
-    pub async fn lease_due(
-        &self,
-        limit: i64,
-        lease: std::time::Duration,
-    ) -> StoreResult<Vec<LeasedDispatch>> {
-        let mut rows: Vec<(LeasedDispatch, DateTime<Utc>)> = sqlx::query!(
-            "WITH due AS (
-                 SELECT event_id, activity_id FROM event_dispatches
-                 WHERE state = 'pending' AND (leased_until IS NULL OR leased_until < now())
-                 ORDER BY created_at LIMIT $1
-                 FOR UPDATE SKIP LOCKED
-             )
-             UPDATE event_dispatches d SET leased_until = now() + $2::interval
-             FROM due, events e
-             WHERE d.event_id = due.event_id AND d.activity_id = due.activity_id
-               AND e.project_id = d.project_id AND e.event_id = d.event_id
-             RETURNING d.event_id, d.activity_id, d.workflow_id, d.definition_version,
-                 e.event_type, e.source, e.occurred_at, e.payload, d.debounce_key, d.created_at",
-            limit,
-            lease as _,
-        )
-        .fetch_all(&self.pool)
-        .await?
-        .into_iter()
-        .map(|r| {
-            let dispatch = LeasedDispatch {
-                event_id: r.event_id,
-                activity_id: r.activity_id,
-                workflow_id: r.workflow_id,
-                definition_version: r.definition_version,
-                event_type: r.event_type,
-                source: r.source,
-                occurred_at: r.occurred_at,
-                payload: Json(r.payload),
-                debounce_key: r.debounce_key,
-            };
-            (dispatch, r.created_at)
-        })
-        .collect();
-        // UPDATE ... RETURNING keeps no order: arrival order again.
-        rows.sort_by_key(|(_, created_at)| *created_at);
-        Ok(rows.into_iter().map(|(d, _)| d).collect())
-    }
-
     /// What admitting event runs looks at, in one query: whether a schedule
     /// fired within the last minute, and (only when it did, or when `limit`
     /// says a limit applies anyway; otherwise they are 0 and `None`, and

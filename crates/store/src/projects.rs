@@ -10,6 +10,7 @@ use acp_domain::project::{CountQuota, Owned, Project, ProjectId, ProjectRecord, 
 use acp_domain::query::Expect;
 
 pub mod owner;
+mod rate;
 mod usage;
 
 /// A `projects` row, read into the domain's [`ProjectRecord`].
@@ -23,6 +24,7 @@ struct ProjectRow {
     quota_runs_running: Option<i32>,
     quota_sources: Option<i32>,
     quota_subscriptions: Option<i32>,
+    runs_guaranteed: Option<i32>,
     version: i64,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
@@ -46,6 +48,7 @@ impl TryFrom<ProjectRow> for ProjectRecord {
                     runs_running: row.quota_runs_running,
                     sources: row.quota_sources,
                     subscriptions: row.quota_subscriptions,
+                    runs_guaranteed: row.runs_guaranteed,
                 },
             },
             version: row.version,
@@ -68,6 +71,7 @@ fn snapshot(record: &ProjectRecord) -> serde_json::Value {
             "runs_running": q.runs_running,
             "sources": q.sources,
             "subscriptions": q.subscriptions,
+            "runs_guaranteed": q.runs_guaranteed,
         },
         "version": record.version,
     })
@@ -82,7 +86,7 @@ async fn locked(
         ProjectRow,
         "SELECT id, name, weight, quota_activities, quota_events_per_second,
              quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
-             version, created_at, updated_at
+             runs_guaranteed, version, created_at, updated_at
          FROM projects WHERE id = $1 AND deleted_at IS NULL FOR UPDATE",
         id.as_str(),
     )
@@ -115,11 +119,12 @@ impl ProjectStore {
         let record: ProjectRecord = sqlx::query_as!(
             ProjectRow,
             "INSERT INTO projects (id, name, weight, quota_activities, quota_events_per_second,
-                 quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                 quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
+                 runs_guaranteed)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
              RETURNING id, name, weight, quota_activities, quota_events_per_second,
                  quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
-                 version, created_at, updated_at",
+                 runs_guaranteed, version, created_at, updated_at",
             id.as_str(),
             project.name,
             project.weight,
@@ -129,6 +134,7 @@ impl ProjectStore {
             q.runs_running,
             q.sources,
             q.subscriptions,
+            q.runs_guaranteed,
         )
         .fetch_one(&mut *tx)
         .await?
@@ -154,8 +160,8 @@ impl ProjectStore {
         let row = sqlx::query!(
             r#"INSERT INTO projects AS p (id, name, weight, quota_activities,
                  quota_events_per_second, quota_events_burst, quota_runs_running,
-                 quota_sources, quota_subscriptions)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                 quota_sources, quota_subscriptions, runs_guaranteed)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
              ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, weight = EXCLUDED.weight,
                  quota_activities = EXCLUDED.quota_activities,
                  quota_events_per_second = EXCLUDED.quota_events_per_second,
@@ -163,11 +169,12 @@ impl ProjectStore {
                  quota_runs_running = EXCLUDED.quota_runs_running,
                  quota_sources = EXCLUDED.quota_sources,
                  quota_subscriptions = EXCLUDED.quota_subscriptions,
+                 runs_guaranteed = EXCLUDED.runs_guaranteed,
                  version = p.version + 1, updated_at = now()
                WHERE p.deleted_at IS NULL
              RETURNING id, name, weight, quota_activities, quota_events_per_second,
                  quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
-                 version, created_at, updated_at, (xmax = 0) AS "created!""#,
+                 runs_guaranteed, version, created_at, updated_at, (xmax = 0) AS "created!""#,
             id.as_str(),
             project.name,
             project.weight,
@@ -177,6 +184,7 @@ impl ProjectStore {
             q.runs_running,
             q.sources,
             q.subscriptions,
+            q.runs_guaranteed,
         )
         .fetch_optional(&mut *tx)
         .await?
@@ -192,6 +200,7 @@ impl ProjectStore {
             quota_runs_running: row.quota_runs_running,
             quota_sources: row.quota_sources,
             quota_subscriptions: row.quota_subscriptions,
+            runs_guaranteed: row.runs_guaranteed,
             version: row.version,
             created_at: row.created_at,
             updated_at: row.updated_at,
@@ -212,7 +221,7 @@ impl ProjectStore {
             ProjectRow,
             "SELECT id, name, weight, quota_activities, quota_events_per_second,
                  quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
-                 version, created_at, updated_at
+                 runs_guaranteed, version, created_at, updated_at
              FROM projects WHERE id = $1 AND deleted_at IS NULL",
             id.as_str(),
         )
@@ -233,7 +242,7 @@ impl ProjectStore {
             ProjectRow,
             "SELECT id, name, weight, quota_activities, quota_events_per_second,
                  quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
-                 version, created_at, updated_at
+                 runs_guaranteed, version, created_at, updated_at
              FROM projects
              WHERE deleted_at IS NULL
                AND ($1::timestamptz IS NULL OR (created_at, id) < ($1, $2))
@@ -266,11 +275,11 @@ impl ProjectStore {
             "UPDATE projects SET name = $2, weight = $3, quota_activities = $4,
                  quota_events_per_second = $5, quota_events_burst = $6,
                  quota_runs_running = $7, quota_sources = $8, quota_subscriptions = $9,
-                 version = version + 1, updated_at = now()
+                 runs_guaranteed = $11, version = version + 1, updated_at = now()
              WHERE id = $1 AND deleted_at IS NULL AND ($10::bigint IS NULL OR version = $10)
              RETURNING id, name, weight, quota_activities, quota_events_per_second,
                  quota_events_burst, quota_runs_running, quota_sources, quota_subscriptions,
-                 version, created_at, updated_at",
+                 runs_guaranteed, version, created_at, updated_at",
             id.as_str(),
             project.name,
             project.weight,
@@ -281,6 +290,7 @@ impl ProjectStore {
             q.sources,
             q.subscriptions,
             expect.version(),
+            q.runs_guaranteed,
         )
         .fetch_optional(&mut *tx)
         .await?;

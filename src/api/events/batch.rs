@@ -4,6 +4,7 @@
 //! dispatch rows, same 409 for a conflicting re-delivery), and answers for
 //! itself; the CloudEvents batch mode of `POST /v1/events` shares the loop.
 
+use axum::Extension;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -12,6 +13,7 @@ use utoipa::ToSchema;
 
 use super::cloudevents::{BatchItemResponse, BatchResponse, MAX_BATCH};
 use super::handlers::{EventRequest, ingest_one, parse_event, prefers_wait};
+use super::rate;
 use crate::api::AppState;
 use crate::api::caller::Caller;
 use crate::api::error::{ApiError, ApiResult};
@@ -91,6 +93,7 @@ fn parse_item(index: usize, item: serde_json::Value) -> ApiResult<NewEvent> {
         problems::BodyTooLarge,
         problems::NotJson,
         problems::InvalidBatch,
+        problems::QuotaExceeded,
         problems::PostgresUnavailable,
     )
 )]
@@ -123,6 +126,7 @@ pub async fn ingest_events_batch(
         .enumerate()
         .map(|(index, item)| parse_item(index, item))
         .collect();
+    let items = rate::take(&state, &actor.project, items).await?;
     let mut response = ingest_batch(
         &state,
         &actor.project,

@@ -13,6 +13,7 @@ use super::batch::ingest_batch;
 use super::cloudevents::{
     BATCH, BatchResponse, CloudEventData, CloudEventRequest, IngestBody, STRUCTURED,
 };
+use super::rate;
 use crate::api::AppState;
 use crate::api::caller::Caller;
 use crate::api::error::{ApiError, ApiResult};
@@ -219,6 +220,7 @@ pub(super) fn prefers_wait(headers: &HeaderMap) -> ApiResult<bool> {
         problems::BodyTooLarge,
         problems::NotJson,
         problems::InvalidFields,
+        problems::QuotaExceeded,
         problems::PostgresUnavailable,
     )
 )]
@@ -270,6 +272,7 @@ pub async fn ingest_event(
         problems::BodyTooLarge,
         problems::NotCloudEvent,
         problems::InvalidFields,
+        problems::QuotaExceeded,
         problems::PostgresUnavailable,
     )
 )]
@@ -304,9 +307,11 @@ async fn ingest(
         IngestBody::Native(bytes) => parse_event(from_json_slice(&bytes)?, headers)?,
         IngestBody::One(event) => event,
         IngestBody::Batch(items) => {
+            let items = rate::take(state, project, items).await?;
             return Ok(ingest_batch(state, project, items, wait, BATCH, key).await);
         }
     };
+    rate::take_one(state, project).await?;
     let (status, body) = ingest_one(state, project, event, wait, key).await?;
     let mut response = (status, Json(body)).into_response();
     if wait {

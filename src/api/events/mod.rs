@@ -4,3 +4,4 @@ pub mod batch;
 pub mod cloudevents;
 pub mod handlers;
 pub mod history;
+mod rate;

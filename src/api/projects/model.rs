@@ -24,10 +24,18 @@ pub struct ProjectQuotas {
     #[serde(default)]
     #[schema(minimum = 1, maximum = 2147483647)]
     pub events_burst: Option<i64>,
-    /// Runs running at once.
+    /// Runs started by an event or by hand running at once: what the
+    /// project may burst to when others are idle. Event runs beyond it wait
+    /// pending (never dropped); manual runs count toward it.
     #[serde(default)]
     #[schema(minimum = 0, maximum = 2147483647)]
     pub runs_running: Option<i64>,
+    /// Runs running at once the project keeps under contention: its runs
+    /// up to this count are started before any project's runs beyond its
+    /// own guarantee, whatever the weights; at most `runs_running`.
+    #[serde(default)]
+    #[schema(minimum = 0, maximum = 2147483647)]
+    pub runs_guaranteed: Option<i64>,
     #[serde(default)]
     #[schema(minimum = 0, maximum = 2147483647)]
     pub sources: Option<i64>,
@@ -45,6 +53,7 @@ impl ProjectQuotas {
             runs_running: self.runs_running,
             sources: self.sources,
             subscriptions: self.subscriptions,
+            runs_guaranteed: self.runs_guaranteed,
         }
     }
 
@@ -56,6 +65,7 @@ impl ProjectQuotas {
             runs_running: q.runs_running.map(Into::into),
             sources: q.sources.map(Into::into),
             subscriptions: q.subscriptions.map(Into::into),
+            runs_guaranteed: q.runs_guaranteed.map(Into::into),
         }
     }
 }

@@ -134,6 +134,38 @@ fn weights_and_quotas() {
             ),
             vec!["quotas.events_burst"],
         ),
+        (
+            input(
+                None,
+                QuotasInput {
+                    runs_guaranteed: Some(4),
+                    runs_running: Some(4),
+                    ..q()
+                },
+            ),
+            vec![],
+        ),
+        (
+            input(
+                None,
+                QuotasInput {
+                    runs_guaranteed: Some(5),
+                    runs_running: Some(4),
+                    ..q()
+                },
+            ),
+            vec!["quotas.runs_guaranteed"],
+        ),
+        (
+            input(
+                None,
+                QuotasInput {
+                    runs_guaranteed: Some(-1),
+                    ..q()
+                },
+            ),
+            vec!["quotas.runs_guaranteed"],
+        ),
     ];
     for (input, expected) in cases {
         assert_eq!(fields(&input), expected, "{input:?}");
@@ -151,6 +183,7 @@ fn a_project_reads_back_from_its_input() {
         Some(3),
         QuotasInput {
             sources: Some(2),
+            runs_guaranteed: Some(1),
             ..Default::default()
         },
     ))
