@@ -4,7 +4,6 @@
 //! dispatch rows, same 409 for a conflicting re-delivery), and answers for
 //! itself; the CloudEvents batch mode of `POST /v1/events` shares the loop.
 
-use axum::Extension;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
