@@ -72,9 +72,9 @@ pub async fn pending(pool: &PgPool, project: &str, activity: Uuid, n: i64, at_ms
              INSERT INTO events (event_id, event_id_origin, event_type, source, payload, project_id)
              SELECT event_id, 'client', 'test.fair', 'test', '{}', $1 FROM s
          )
-         INSERT INTO event_dispatches (event_id, activity_id, workflow_id, run_id, state,
-                                       definition_version, created_at)
-         SELECT s.event_id, $2, 'wf-' || s.event_id, gen_random_uuid(), 'pending', 1,
+         INSERT INTO event_dispatches (project_id, event_id, activity_id, workflow_id, run_id,
+                                       state, definition_version, created_at)
+         SELECT $1, s.event_id, $2, 'wf-' || s.event_id, gen_random_uuid(), 'pending', 1,
                 timestamptz '2026-01-01' + ($4 + s.i) * interval '1 millisecond'
          FROM s",
     )
