@@ -15,6 +15,7 @@ mod auth;
 #[path = "brokers/main.rs"]
 mod brokers;
 mod calendar_activities;
+mod calendar_backfill;
 mod calendar_conformance;
 mod calendars;
 mod checks;

@@ -127,7 +127,9 @@ export interface paths {
         put?: never;
         /**
          * Run every nominal time in `[start, end)` that has not run yet, computed
-         *     under the trigger's `dst` policy, each under its contract workflow ID (at
+         *     under the trigger's `dst` policy and business calendar (a holiday's time
+         *     is recorded skipped with its reason, a rolled time runs on the day it
+         *     rolls to), each under its contract workflow ID (at
          *     most 1000 per call: a longer range is cut and `next_start` says where to
          *     continue). With `dry_run`, only answer what would run and why each other
          *     time would not.
@@ -1221,8 +1223,10 @@ export interface components {
          * @description Every nominal time of the range (or of its first part, see
          *     `next_start`), oldest first: the times that run (`backfilled`, or
          *     `pending` while Temporal is unreachable), those that already ran
-         *     (`duplicate`), and those the trigger's `dst` policy does not run
-         *     (`skipped` with `dst_gap` or `dst_repeat`).
+         *     (`duplicate`), those the trigger's `dst` policy does not run (`skipped`
+         *     with `dst_gap` or `dst_repeat`), and those its business calendar keeps
+         *     from running (`skipped` with the calendar's reason, recorded as skipped
+         *     runs; a time rolled to a business day of the range runs there).
          */
         BackfillResponse: {
             /** @description `true`: nothing was run; `backfilled` says what would run. */
@@ -2126,6 +2130,12 @@ export interface components {
              */
             backfilled: number;
             /**
+             * @description The times the policy would run that the trigger's business calendar
+             *     keeps from running (`skipped` with its reason and `calendar` text),
+             *     recorded as skipped runs.
+             */
+            calendar_skipped: components["schemas"]["NominalTimeOutcome"][];
+            /**
              * Format: date-time
              * @description Where the pause began.
              */
@@ -2142,7 +2152,11 @@ export interface components {
              *     reconciler hands them over.
              */
             pending: number;
-            /** @description The times the policy runs, oldest first. */
+            /**
+             * @description The times the policy runs, oldest first. Under a business calendar:
+             *     the policy's times the calendar runs, and the business days of the
+             *     pause its times roll to.
+             */
             runs: components["schemas"]["NominalTimeOutcome"][];
             /**
              * Format: int64
@@ -2224,6 +2238,13 @@ export interface components {
              *     `skipped`.
              */
             action: components["schemas"]["TimeAction"];
+            /**
+             * @description What the trigger's business calendar did with the time, as the
+             *     timeline says it (`holiday: "Christmas Day" in us-nyse v3`, `rolled
+             *     from 2026-07-03T09:00 to 2026-07-06T09:00 (...)`); absent for an
+             *     ordinary time.
+             */
+            calendar?: string | null;
             reason?: null | components["schemas"]["TimelineReason"];
             /** Format: date-time */
             scheduled_for: string;
