@@ -1,8 +1,9 @@
-//! Backfill and resume under a business calendar, without Temporal: the
-//! times the calendar keeps from running are answered `skipped` with its
-//! reason and text and recorded as skipped runs, never asked of Temporal;
-//! a time rolled to a business day runs there, once; the dry runs answer
-//! the same and record nothing.
+//! Backfill, resume and edits under a business calendar, without
+//! Temporal: the times the calendar keeps from running are answered
+//! `skipped` with its reason and text and recorded as skipped runs, never
+//! asked of Temporal; a time rolled to a business day runs there, once; the
+//! dry runs answer the same and record nothing; an edit of the calendar
+//! re-plans the activities that name it.
 
 use crate::common;
 
@@ -256,6 +257,80 @@ async fn a_resume_over_a_holiday_skips_it(pool: PgPool) {
             assert!(rows.is_empty(), "{rows:?}");
         } else {
             assert_eq!(rows, [(holiday_at.clone(), Some("holiday".to_owned()))]);
+        }
+    }
+}
+
+/// An edit of a calendar re-plans the activities that name it: their next
+/// fires move and each gets one `activity.replanned` change; an activity
+/// on another calendar or none gets none.
+#[sqlx::test(migrations = "./migrations")]
+async fn a_calendar_edit_replans_its_activities(pool: PgPool) {
+    let app = TestApp::without_temporal(pool.clone()).await;
+    let desk = |name: &str| json!({"name": name, "timezone": "UTC", "weekend_days": []});
+    let edited = create_calendar(&app, &desk("edited")).await;
+    let other = create_calendar(&app, &desk("other")).await;
+    let daily = |name: &str, calendar: &str| {
+        json!({
+            "name": name,
+            "trigger": {"type": "cron", "cron": "0 9 * * *", "timezone": "UTC",
+                        "calendar": {"id": calendar, "mode": "exclude"}},
+            "tasks": [{"task_type": "noop"}]
+        })
+    };
+    let users = [
+        app.create(&daily("uses-edited-1", &edited)).await,
+        app.create(&daily("uses-edited-2", &edited)).await,
+    ];
+    let bystander = app.create(&daily("uses-other", &other)).await;
+    let next = |body: &Value| -> Vec<String> {
+        body["schedule"]["next_fire_times"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|t| t.as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let before = next(&users[0]);
+    assert_eq!(before.len(), 10, "{}", users[0]);
+    let day = &before[0][..10];
+    let (status, body) = json(
+        app.patch(
+            &format!("/v1/calendars/{edited}"),
+            &json!({"holidays": [{"date": day, "name": "Desk closed"}]}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+
+    for activity in users.iter().chain([&bystander]) {
+        let id = activity["id"].as_str().unwrap_or_default();
+        let (_, now) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+        let replans: Vec<(Value, Value)> = sqlx::query_as::<_, (sqlx::types::Json<Value>,)>(
+            "SELECT data FROM change_inbox WHERE kind = 'activity.replanned' AND subject = $1
+             UNION ALL
+             SELECT data FROM change_log WHERE kind = 'activity.replanned' AND subject = $1",
+        )
+        .bind(id)
+        .fetch_all(&pool)
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(d,)| {
+            (
+                d.0["calendar_version"].clone(),
+                d.0["previous_calendar_version"].clone(),
+            )
+        })
+        .collect();
+        if activity == &bystander {
+            assert_eq!(next(&now), before, "{now}");
+            assert!(replans.is_empty(), "{replans:?}");
+        } else {
+            assert_eq!(next(&now)[..9], before[1..], "{now}");
+            assert_eq!(replans, [(json!(2), json!(1))], "{id}");
         }
     }
 }

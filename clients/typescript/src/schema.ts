@@ -881,7 +881,7 @@ export interface paths {
         };
         /**
          * Every change, as Server-Sent Events.
-         * @description Every change of runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.
+         * @description Every change of runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state, re-planned by an edit of their business calendar), business calendars (created, updated, deleted), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.
          */
         get: operations["stream"];
         put?: never;
@@ -1516,7 +1516,19 @@ export interface components {
              *     one before).
              */
             data: Record<string, unknown>;
-            /** @example run.status_changed */
+            /**
+             * @description `run.created`, `run.status_changed`, `run.task_started`,
+             *     `run.task_ended`, `run.retried`, `run.cancel_requested`,
+             *     `run.cancelled`, `activity.created`, `activity.updated`,
+             *     `activity.deleted`, `activity.paused`, `activity.resumed`,
+             *     `activity.sync_state`, `activity.replanned` (an edit of the business
+             *     calendar its trigger names changed its plan: `data` has the
+             *     calendar's `calendar_id`, `calendar_name`, `calendar_version` and
+             *     `previous_calendar_version`), `calendar.created`, `calendar.updated`,
+             *     `calendar.deleted`, `alert.opened`, `alert.resolved`,
+             *     `event.dispatched` or `audit.recorded`.
+             * @example run.status_changed
+             */
             kind: string;
             /**
              * Format: int64
