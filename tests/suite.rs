@@ -17,6 +17,7 @@ mod brokers;
 mod calendar_activities;
 mod calendar_backfill;
 mod calendar_conformance;
+mod calendar_coverage;
 mod calendars;
 mod checks;
 mod cloudevents;

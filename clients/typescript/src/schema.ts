@@ -1084,7 +1084,7 @@ export interface components {
          * @description What an alert is about: which expectation broke.
          * @enum {string}
          */
-        AlertKind: "late_start" | "stuck" | "failure_streak" | "missed_fire";
+        AlertKind: "late_start" | "stuck" | "failure_streak" | "missed_fire" | "calendar_coverage";
         /**
          * @description One incident of one broken expectation: opened when it broke, resolved
          *     when it held again.
@@ -1118,6 +1118,15 @@ export interface components {
          *     (`GET /v1/alerts`), which resolves when it holds again.
          */
         AlertsBody: {
+            /**
+             * @description Scheduled activities whose trigger names a business calendar: this
+             *     long (an ISO-8601 duration, at least `PT1S`) before the calendar's
+             *     coverage ends (the day after its `covered_until`, in its zone) a
+             *     `calendar_coverage` alert opens; it resolves when the calendar is
+             *     extended past the notice. It stays open while the activity is paused.
+             * @example P30D
+             */
+            calendar_coverage?: string | null;
             /**
              * Format: int64
              * @description This many failed runs in a row (1 to 1000) open a `failure_streak` alert.
