@@ -15,7 +15,9 @@ mod auth;
 #[path = "brokers/main.rs"]
 mod brokers;
 mod calendar_activities;
+mod calendar_backfill;
 mod calendar_conformance;
+mod calendar_coverage;
 mod calendars;
 mod checks;
 mod cloudevents;

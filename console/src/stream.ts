@@ -22,6 +22,7 @@ const KINDS = [
     "activity.paused",
     "activity.resumed",
     "activity.sync_state",
+    "activity.replanned",
     "alert.opened",
     "alert.resolved",
     "event.dispatched",

@@ -29,7 +29,7 @@ use acp_domain::project::ProjectId;
 use acp_service::changes::ChangeFeed;
 
 /// Every kind of change the stream carries.
-pub const KINDS: [&str; 20] = [
+pub const KINDS: [&str; 21] = [
     "run.created",
     "run.status_changed",
     "run.task_started",
@@ -43,6 +43,7 @@ pub const KINDS: [&str; 20] = [
     "activity.paused",
     "activity.resumed",
     "activity.sync_state",
+    "activity.replanned",
     "calendar.created",
     "calendar.updated",
     "calendar.deleted",
@@ -89,6 +90,16 @@ pub struct ChangeEvent {
     pub seq: i64,
     /// When the change was made.
     pub at: DateTime<Utc>,
+    /// `run.created`, `run.status_changed`, `run.task_started`,
+    /// `run.task_ended`, `run.retried`, `run.cancel_requested`,
+    /// `run.cancelled`, `activity.created`, `activity.updated`,
+    /// `activity.deleted`, `activity.paused`, `activity.resumed`,
+    /// `activity.sync_state`, `activity.replanned` (an edit of the business
+    /// calendar its trigger names changed its plan: `data` has the
+    /// calendar's `calendar_id`, `calendar_name`, `calendar_version` and
+    /// `previous_calendar_version`), `calendar.created`, `calendar.updated`,
+    /// `calendar.deleted`, `alert.opened`, `alert.resolved`,
+    /// `event.dispatched` or `audit.recorded`.
     #[schema(example = "run.status_changed")]
     pub kind: String,
     pub activity_id: Option<Uuid>,
@@ -289,7 +300,7 @@ fn closing_event(kind: &str, detail: &str, last: i64) -> Event {
     path = "/v1/stream",
     security(("bearer" = ["read"])),
     tag = "stream",
-    description = "Every change of the key's project (an operator key's: `default`'s) to runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.",
+    description = "Every change of the key's project (an operator key's: `default`'s) to runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state, re-planned by an edit of their business calendar), business calendars (created, updated, deleted), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.",
     params(
         StreamQuery,
         ("Last-Event-ID" = Option<String>, Header, nullable = false, description = "The last `id:` received: replay after it"),

@@ -18,7 +18,7 @@ const RUN_STATUS_SET: Record<RunStatus, true> = {
     skipped: true,
 };
 const RUN_TRIGGER_SET: Record<RunTrigger, true> = { cron: true, interval: true, event: true, manual: true };
-const ALERT_KIND_SET: Record<AlertKind, true> = { late_start: true, stuck: true, failure_streak: true, missed_fire: true };
+const ALERT_KIND_SET: Record<AlertKind, true> = { late_start: true, stuck: true, failure_streak: true, missed_fire: true, calendar_coverage: true };
 
 /** Every run status, in legend order. */
 export const RUN_STATUSES = Object.keys(RUN_STATUS_SET) as RunStatus[];

@@ -26,6 +26,10 @@ named_enum! {
         /// `missed_fires`: a nominal time ended without a run for a reason
         /// other than a pause or the misfire/overlap policy.
         MissedFire = "missed_fire",
+        /// `calendar_coverage`: the business calendar the trigger names is
+        /// known right only until its `covered_until`, and that ends within
+        /// the expected notice (or has ended).
+        CalendarCoverage = "calendar_coverage",
     }
 }
 
@@ -43,6 +47,9 @@ pub struct Expectations {
     pub failure_streak: Option<u32>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub missed_fires: bool,
+    /// How long before the trigger's calendar's coverage ends to warn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calendar_coverage: Option<IsoDuration>,
 }
 
 impl Expectations {
@@ -224,6 +231,54 @@ pub fn missed_fires(s: &Schedule) -> Option<Breach> {
         kind: AlertKind::MissedFire,
         summary: format!("{} nominal time(s) missed since {first}", missed.len()),
         detail: serde_json::json!({"missed": missed.len(), "first": first, "last": last}),
+    })
+}
+
+/// The calendar a trigger names, as the coverage expectation sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Coverage<'a> {
+    pub calendar_id: Uuid,
+    pub calendar: &'a crate::business_calendar::BusinessCalendar,
+}
+
+/// `calendar_coverage`: broken from `notice` before the calendar's coverage
+/// ends (the start of the day after `covered_until`, in the calendar's
+/// zone) and for as long as it is not extended past `now + notice`. A
+/// calendar without `covered_until` never ends.
+pub fn coverage_ending(
+    notice: IsoDuration,
+    now: DateTime<Utc>,
+    coverage: Coverage<'_>,
+) -> Option<Breach> {
+    let calendar = coverage.calendar;
+    let last = calendar.covered_until()?;
+    let zone = calendar.timezone();
+    let day_after = last.succ_opt()?;
+    let ends_at =
+        match crate::calendar::resolve(zone.tz(), day_after.and_time(chrono::NaiveTime::MIN)) {
+            crate::calendar::WallTime::Unique(t)
+            | crate::calendar::WallTime::Repeated(t, _)
+            | crate::calendar::WallTime::Skipped(t) => t,
+        };
+    if now + notice.as_chrono() < ends_at {
+        return None;
+    }
+    let name = calendar.name();
+    let summary = if now >= ends_at {
+        format!("calendar {name:?} is not known past {last}: its coverage has ended")
+    } else {
+        format!("calendar {name:?} is known only until {last}: extend its coverage")
+    };
+    Some(Breach {
+        kind: AlertKind::CalendarCoverage,
+        summary,
+        detail: serde_json::json!({
+            "calendar_id": coverage.calendar_id,
+            "calendar_name": name,
+            "covered_until": last,
+            "coverage_ends_at": ends_at,
+            "notice": notice,
+        }),
     })
 }
 

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use chrono::{DateTime, Duration, Utc};
 
 use super::calendar::{NominalTime, TimeNote, dst_declined, engine_backfills, times_after};
+use super::misfire::SkipReason;
 use super::timeline::TimelineReason;
 use super::trigger::ScheduledTrigger;
 
@@ -32,6 +33,10 @@ pub enum Planned {
     Duplicate,
     /// The DST policy does not run it (`dst_gap` or `dst_repeat`).
     Declined(TimelineReason),
+    /// The trigger's business calendar does not run it here (a holiday, a
+    /// weekend day, a blackout, beyond coverage, or rolled to another
+    /// day): recorded as a skipped run with this reason.
+    Excluded(SkipReason),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,7 +18,7 @@ use acp_domain::timeline::History;
 use acp_domain::trigger::Cadence;
 use acp_domain::window::nominal_times_between;
 use acp_store::lease::PassLock;
-use acp_store::{ActivityStore, AlertStore, StoreResult};
+use acp_store::{ActivityStore, AlertStore, CalendarStore, StoreError, StoreResult};
 
 /// `pg_try_advisory_xact_lock` key of an evaluation pass: "acp-alert".
 pub const ALERT_LOCK_KEY: i64 = 0x0061_6370_616c_6572;
@@ -34,11 +34,17 @@ pub struct Changes {
 pub struct Alerts {
     store: AlertStore,
     activities: ActivityStore,
+    calendars: CalendarStore,
 }
 
 impl Alerts {
     pub fn new(store: AlertStore, activities: ActivityStore) -> Self {
-        Self { store, activities }
+        let calendars = CalendarStore::new(store.pool().clone());
+        Self {
+            store,
+            activities,
+            calendars,
+        }
     }
 
     /// An alert of the project's activities; another project's is `NotFound`.
@@ -84,10 +90,16 @@ impl Alerts {
     #[tracing::instrument(skip(self))]
     pub async fn evaluate(&self, id: Uuid, now: DateTime<Utc>) -> StoreResult<Changes> {
         let activity = self.activities.get_any(id).await?;
-        let breaches = match &activity {
+        let mut breaches = match &activity {
             Some(a) if !a.deleted && !a.schedule_paused() => self.breaches(a, now).await?,
             _ => vec![],
         };
+        // Coverage is judged paused or not: running out of it is what
+        // pauses an activity under `beyond_coverage: pause`, and the alert
+        // stays open until the calendar is extended.
+        if let Some(a) = activity.as_ref().filter(|a| !a.deleted) {
+            breaches.extend(self.coverage(a, now).await?);
+        }
         let mut changes = Changes::default();
         for breach in &breaches {
             if let Some(alert) = self.store.open(id, breach).await? {
@@ -111,6 +123,38 @@ impl Alerts {
             }
         }
         Ok(changes)
+    }
+
+    /// `calendar_coverage`: the trigger's calendar's coverage ends within
+    /// the notice (a calendar that no longer exists has none to end).
+    async fn coverage(
+        &self,
+        activity: &Activity,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Breach>> {
+        let notice = activity
+            .definition
+            .alerts
+            .as_ref()
+            .and_then(|e| e.calendar_coverage);
+        let rule = activity
+            .definition
+            .trigger
+            .as_scheduled()
+            .and_then(|t| t.calendar);
+        let (Some(notice), Some(rule)) = (notice, rule) else {
+            return Ok(None);
+        };
+        let record = match self.calendars.get(rule.id).await {
+            Ok(record) => record,
+            Err(StoreError::NotFound) => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        let coverage = alert::Coverage {
+            calendar_id: record.id,
+            calendar: &record.calendar,
+        };
+        Ok(alert::coverage_ending(notice, now, coverage))
     }
 
     /// Gathers the facts each expectation needs and asks the domain.

@@ -45,10 +45,18 @@ pub struct NominalTimeOutcome {
     /// Temporal returns, and it runs then), `duplicate` (it already ran), or
     /// `skipped`.
     pub action: TimeAction,
-    /// For `skipped`: `paused`, `catchup_limit`, `compressed` (a resume), or
+    /// For `skipped`: `paused`, `catchup_limit`, `compressed` (a resume),
     /// `dst_gap` / `dst_repeat` (a backfill: the trigger's `dst` policy does
-    /// not run this time).
+    /// not run this time), or the trigger's calendar's `holiday`, `weekend`,
+    /// `blackout`, `rolled` (runs on another business day instead) or
+    /// `beyond_coverage` (recorded as a skipped run).
     pub reason: Option<TimelineReason>,
+    /// What the trigger's business calendar did with the time, as the
+    /// timeline says it (`holiday: "Christmas Day" in us-nyse v3`, `rolled
+    /// from 2026-07-03T09:00 to 2026-07-06T09:00 (...)`); absent for an
+    /// ordinary time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calendar: Option<String>,
 }
 
 impl From<TimeOutcome> for NominalTimeOutcome {
@@ -58,6 +66,7 @@ impl From<TimeOutcome> for NominalTimeOutcome {
             workflow_id: o.workflow_id,
             action: o.action,
             reason: o.reason,
+            calendar: o.calendar,
         }
     }
 }
@@ -97,8 +106,14 @@ pub struct MissedTimes {
     /// Of those, not run (the span says which and why).
     pub skipped: u64,
     pub skipped_span: Option<SkippedSpan>,
-    /// The times the policy runs, oldest first.
+    /// The times the policy runs, oldest first. Under a business calendar:
+    /// the policy's times the calendar runs, and the business days of the
+    /// pause its times roll to.
     pub runs: Vec<NominalTimeOutcome>,
+    /// The times the policy would run that the trigger's business calendar
+    /// keeps from running (`skipped` with its reason and `calendar` text),
+    /// recorded as skipped runs.
+    pub calendar_skipped: Vec<NominalTimeOutcome>,
     /// Times in `(until, unpaused_at]` that had not run: due whatever the
     /// policy, so asked for as well (the unpaused engine may have fired them
     /// too; the contract workflow ID runs each once).
@@ -122,6 +137,7 @@ impl From<acp_service::schedules::MissedTimes> for MissedTimes {
                 reason: s.reason,
             }),
             runs: m.runs.into_iter().map(Into::into).collect(),
+            calendar_skipped: m.calendar_skipped.into_iter().map(Into::into).collect(),
             in_flight: m.in_flight.into_iter().map(Into::into).collect(),
         }
     }
@@ -245,8 +261,10 @@ pub struct BackfillRequest {
 /// Every nominal time of the range (or of its first part, see
 /// `next_start`), oldest first: the times that run (`backfilled`, or
 /// `pending` while Temporal is unreachable), those that already ran
-/// (`duplicate`), and those the trigger's `dst` policy does not run
-/// (`skipped` with `dst_gap` or `dst_repeat`).
+/// (`duplicate`), those the trigger's `dst` policy does not run (`skipped`
+/// with `dst_gap` or `dst_repeat`), and those its business calendar keeps
+/// from running (`skipped` with the calendar's reason, recorded as skipped
+/// runs; a time rolled to a business day of the range runs there).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BackfillResponse {
     pub times: Vec<NominalTimeOutcome>,
@@ -268,7 +286,9 @@ fn parse_instant(field: &str, text: &str) -> ApiResult<DateTime<Utc>> {
 }
 
 /// Run every nominal time in `[start, end)` that has not run yet, computed
-/// under the trigger's `dst` policy, each under its contract workflow ID (at
+/// under the trigger's `dst` policy and business calendar (a holiday's time
+/// is recorded skipped with its reason, a rolled time runs on the day it
+/// rolls to), each under its contract workflow ID (at
 /// most 1000 per call: a longer range is cut and `next_start` says where to
 /// continue). With `dry_run`, only answer what would run and why each other
 /// time would not.

@@ -35,6 +35,14 @@ pub struct AlertsBody {
     /// `missed_fire` alert.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missed_fires: Option<bool>,
+    /// Scheduled activities whose trigger names a business calendar: this
+    /// long (an ISO-8601 duration, at least `PT1S`) before the calendar's
+    /// coverage ends (the day after its `covered_until`, in its zone) a
+    /// `calendar_coverage` alert opens; it resolves when the calendar is
+    /// extended past the notice. It stays open while the activity is paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "P30D", pattern = r"^P")]
+    pub calendar_coverage: Option<String>,
 }
 
 /// Where run and alert notifications of this activity are POSTed, as
@@ -105,11 +113,23 @@ pub fn parse_alerts(
             "is only for scheduled (cron or interval) activities",
         ));
     }
+    let calendar_coverage = positive_duration(
+        errors,
+        "alerts.calendar_coverage",
+        body.calendar_coverage.as_deref(),
+    );
+    if calendar_coverage.is_some() && !scheduled {
+        errors.push(FieldError::new(
+            "alerts.calendar_coverage",
+            "is only for scheduled (cron or interval) activities",
+        ));
+    }
     let expectations = Expectations {
         start_within,
         max_duration,
         failure_streak,
         missed_fires,
+        calendar_coverage,
     };
     (!expectations.is_empty()).then_some(expectations)
 }
@@ -197,6 +217,7 @@ pub fn alerts_body(e: &Expectations) -> AlertsBody {
         max_duration: e.max_duration.map(|d| d.to_string()),
         failure_streak: e.failure_streak.map(i64::from),
         missed_fires: e.missed_fires.then_some(true),
+        calendar_coverage: e.calendar_coverage.map(|d| d.to_string()),
     }
 }
 
@@ -270,6 +291,7 @@ mod tests {
             max_duration: None,
             failure_streak: Some(3),
             missed_fires: Some(true),
+            calendar_coverage: Some("P30D".into()),
         };
         let parsed = parse_alerts(&mut errors, Some(body), true).unwrap();
         let again = parse_alerts(&mut errors, Some(alerts_body(&parsed)), true).unwrap();

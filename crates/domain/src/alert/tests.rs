@@ -231,3 +231,57 @@ fn stuck_failure_streak_and_events() {
     assert!(late_start_events(secs(5), t(16), &waiting[1..]).is_none());
     assert!(late_start_events(secs(5), t(14), &[]).is_none());
 }
+
+/// A New York calendar known until 31 December 2026: its coverage ends at
+/// midnight of 1 January in New York (05:00 UTC). Notice 30 days.
+#[test]
+fn calendar_coverage_opens_a_notice_before_the_end() {
+    use crate::business_calendar::{BusinessCalendar, CalendarInput};
+    let calendar = |covered_until: Option<&str>| {
+        BusinessCalendar::parse(&CalendarInput {
+            name: "us-nyse".into(),
+            timezone: Some("America/New_York".into()),
+            weekend_days: None,
+            holidays: vec![],
+            working_days: vec![],
+            blackouts: vec![],
+            covered_until: covered_until.map(Into::into),
+        })
+        .unwrap()
+    };
+    let at = |s: &str| s.parse::<DateTime<Utc>>().unwrap();
+    let notice = IsoDuration::parse("P30D").unwrap();
+    // (covered_until, now, open?)
+    let table: &[(Option<&str>, &str, Option<&str>)] = &[
+        (Some("2026-12-31"), "2026-12-02T04:59:59Z", None),
+        (Some("2026-12-31"), "2026-12-02T05:00:00Z", Some("extend")),
+        (Some("2026-12-31"), "2027-01-01T04:59:59Z", Some("extend")),
+        (Some("2026-12-31"), "2027-01-01T05:00:00Z", Some("ended")),
+        (Some("2026-12-31"), "2027-06-01T00:00:00Z", Some("ended")),
+        // Extended: resolved.
+        (Some("2027-12-31"), "2027-01-01T05:00:00Z", None),
+        // No end known: nothing to warn about.
+        (None, "2030-01-01T00:00:00Z", None),
+    ];
+    for (covered_until, now, want) in table {
+        let calendar = calendar(*covered_until);
+        let coverage = Coverage {
+            calendar_id: Uuid::nil(),
+            calendar: &calendar,
+        };
+        let got = coverage_ending(notice, at(now), coverage);
+        let words = got.as_ref().map(|b| {
+            if b.summary.contains("has ended") {
+                "ended"
+            } else {
+                "extend"
+            }
+        });
+        assert_eq!(words, *want, "{covered_until:?} at {now}: {got:?}");
+        if let Some(b) = got {
+            assert_eq!(b.kind, AlertKind::CalendarCoverage);
+            assert_eq!(b.detail["coverage_ends_at"], "2027-01-01T05:00:00Z");
+            assert_eq!(b.detail["covered_until"], "2026-12-31");
+        }
+    }
+}

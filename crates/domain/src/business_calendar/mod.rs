@@ -13,6 +13,7 @@
 //!
 //! Not to be confused with [`crate::calendar`], the cron and clock engine.
 
+mod backfill;
 mod days;
 mod extras;
 mod ical;
@@ -27,6 +28,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub use backfill::{CalendarTime, CatchUp, apply_to_backfill, apply_to_catch_up};
 pub use days::{Dated, DayKind, DayStatus, NotBusiness, Roll};
 pub use extras::{near_range, rolled_extras};
 pub use ical::{ImportOptions, ImportWarning, Imported, import_ical};

@@ -11,8 +11,8 @@ use uuid::Uuid;
 use super::activities::{Activities, SyncOutcome};
 use super::{Error, Result};
 use acp_domain::activity::Activity;
-use acp_domain::audit::{Actor, Note, Subject};
-use acp_domain::backfill::{Planned, Route, plan_backfill, route};
+use acp_domain::audit::Actor;
+use acp_domain::backfill::{Route, route};
 use acp_domain::ids;
 use acp_domain::project::ProjectId;
 use acp_domain::run::{Run, RunTrigger};
@@ -35,9 +35,13 @@ pub struct TimeOutcome {
     /// The contract workflow ID the time runs (or would run) under.
     pub workflow_id: String,
     pub action: TimeAction,
-    /// For `skipped`: `paused`, `catchup_limit`, `compressed`, `dst_gap` or
-    /// `dst_repeat`.
+    /// For `skipped`: `paused`, `catchup_limit`, `compressed`, `dst_gap`,
+    /// `dst_repeat`, or the calendar's `holiday`, `weekend`, `blackout`,
+    /// `rolled` or `beyond_coverage`.
     pub reason: Option<TimelineReason>,
+    /// What the trigger's business calendar did with the time (as the
+    /// timeline says it); `None` for an ordinary time.
+    pub calendar: Option<String>,
 }
 
 /// What a backfill decided on the times of its range.
@@ -64,6 +68,7 @@ pub struct PauseOutcome {
     pub dry_run: bool,
 }
 
+mod backfill;
 mod extras;
 mod resume;
 mod timeline;
@@ -156,80 +161,6 @@ impl Schedules {
             crate::faults::delay(&self.faults.delay_after_unpause_ms).await;
         }
         Ok((activity, paused_since, sync))
-    }
-
-    /// Decides every nominal time in `[start, end)` under the trigger's DST
-    /// policy: the policy's times that have not run yet run (each under its
-    /// contract workflow ID), those that ran are duplicates, and the times
-    /// the policy declines are skipped with `dst_gap` or `dst_repeat`. At
-    /// most `MAX_TIMES` of the policy's times per call: a longer range is
-    /// cut, and `next_start` says where to continue. `dry_run` answers the
-    /// same and runs nothing.
-    pub async fn backfill(
-        &self,
-        id: Uuid,
-        start: DateTime<Utc>,
-        end: DateTime<Utc>,
-        dry_run: bool,
-        actor: &Actor,
-    ) -> Result<BackfillOutcome> {
-        if end <= start {
-            return Err(Error::invalid("end", "must be after start"));
-        }
-        let activity = self.activities.get_in(id, &actor.project).await?;
-        let trigger = scheduled(&activity)?;
-        // Where the range is cut does not depend on what ran: read only the
-        // runs of the part that is decided.
-        let cut = plan_backfill(trigger, start, end, &HashSet::new(), MAX_TIMES).next_start;
-        let ran = executed_times(
-            self.runs
-                .scheduled_between(id, start, cut.unwrap_or(end))
-                .await?,
-        );
-        let plan = plan_backfill(trigger, start, end, &ran, MAX_TIMES);
-        let todo: Vec<DateTime<Utc>> = plan
-            .times
-            .iter()
-            .filter(|t| matches!(t.planned, Planned::Run(_)))
-            .map(|t| t.at)
-            .collect();
-        let action = if dry_run {
-            TimeAction::Backfilled
-        } else {
-            let note = Note::action(
-                Subject::activity(id),
-                serde_json::json!({
-                    "start": start,
-                    "end": end,
-                    "times": todo,
-                    "next_start": plan.next_start,
-                }),
-            );
-            self.request_backfill(&activity, &todo, None, Some((actor, &note)))
-                .await?
-        };
-        let times = plan
-            .times
-            .iter()
-            .map(|t| {
-                let (action, reason) = match t.planned {
-                    Planned::Run(_) => (action, None),
-                    Planned::Duplicate => (TimeAction::Duplicate, None),
-                    Planned::Declined(reason) => (TimeAction::Skipped, Some(reason)),
-                };
-                TimeOutcome {
-                    scheduled_for: t.at,
-                    workflow_id: ids::scheduled_run_workflow_id(id, t.at),
-                    action,
-                    reason,
-                }
-            })
-            .collect();
-        Ok(BackfillOutcome {
-            times,
-            next_start: plan.next_start,
-            dry_run,
-        })
     }
 
     /// Records `times` as asked for and hands them to Temporal:

@@ -8,7 +8,10 @@ use chrono::{DateTime, Utc};
 use super::{PauseOutcome, Result, Schedules, TimeOutcome, executed_times, scheduled};
 use crate::activities::SyncOutcome;
 use acp_domain::activity::{Activity, SyncState};
+use acp_domain::business_calendar::{Named, apply_to_catch_up, plan as plan_calendar};
+use acp_domain::calendar::{NominalTime, TimeNote};
 use acp_domain::ids;
+use acp_domain::misfire::SkipReason;
 use acp_domain::resume::plan_resume;
 use acp_domain::timeline::{TimeAction, TimelineReason};
 use acp_domain::trigger::ScheduledTrigger;
@@ -39,12 +42,21 @@ pub struct MissedTimes {
     pub pending: u64,
     pub skipped: u64,
     pub skipped_span: Option<SkippedTimes>,
-    /// The times the policy runs, oldest first.
+    /// The times the policy runs, oldest first (under a business
+    /// calendar: the policy's times it runs, and the business days in the
+    /// pause its times roll to).
     pub runs: Vec<TimeOutcome>,
+    /// The times the policy would run that the trigger's business calendar
+    /// keeps from running: recorded as skipped runs with its reason.
+    pub calendar_skipped: Vec<TimeOutcome>,
     /// Times in `(until, unpaused_at]` that had not run: due whatever the
     /// policy, asked for as well (the engine may have fired them too; the
     /// contract workflow ID runs each once).
     pub in_flight: Vec<TimeOutcome>,
+}
+
+fn tick() -> chrono::Duration {
+    chrono::Duration::nanoseconds(1)
 }
 
 impl Schedules {
@@ -162,9 +174,59 @@ impl Schedules {
                 .insert_skipped_span(id, span, activity.version)
                 .await?;
         }
-        let mut times = plan.run.clone();
+        // The trigger's calendar has its say on the times the policy runs:
+        // those it keeps from running are recorded skipped, as the launcher
+        // would, and a time it rolls runs on its business day.
+        let calendar = self.activities.calendar_of(activity).await?;
+        let (run, calendar_skipped) = match (&trigger.calendar, &calendar) {
+            (Some(rule), Some(record)) => {
+                let c = apply_to_catch_up(&record.calendar, rule, &plan.run, since, asked, &ran);
+                let named = Named {
+                    calendar: &record.calendar,
+                    version: record.version,
+                };
+                let skipped: Vec<(DateTime<Utc>, SkipReason, Option<String>)> = c
+                    .skipped
+                    .into_iter()
+                    .map(|(at, reason)| {
+                        let one = [NominalTime {
+                            at,
+                            note: TimeNote::Normal,
+                        }];
+                        let detail = plan_calendar(named, rule, &one, &[], at, at + tick())
+                            .into_iter()
+                            .find_map(|p| p.detail);
+                        (at, reason, detail)
+                    })
+                    .collect();
+                (c.run, skipped)
+            }
+            _ => (plan.run.clone(), Vec::new()),
+        };
+        if !dry_run {
+            for (at, reason, _) in &calendar_skipped {
+                let workflow_id = ids::scheduled_run_workflow_id(id, *at);
+                self.runs
+                    .insert_skipped(
+                        ids::run_id(&workflow_id),
+                        id,
+                        &workflow_id,
+                        super::run_trigger(trigger),
+                        *at,
+                        *reason,
+                        activity.version,
+                    )
+                    .await?;
+            }
+        }
+        let mut times = run.clone();
         times.extend(&in_flight);
-        let window = plan.run.last().copied().zip(plan.window_start);
+        // A compressed run's window belongs to the latest time, if it runs.
+        let window = run
+            .last()
+            .copied()
+            .filter(|t| plan.run.last() == Some(t))
+            .zip(plan.window_start);
         let action = if dry_run {
             TimeAction::Backfilled
         } else {
@@ -173,7 +235,7 @@ impl Schedules {
         };
         let count = |wanted: TimeAction| {
             if action == wanted {
-                plan.run.len() as u64
+                run.len() as u64
             } else {
                 0
             }
@@ -183,6 +245,7 @@ impl Schedules {
             workflow_id: ids::scheduled_run_workflow_id(id, *t),
             action,
             reason: None,
+            calendar: None,
         };
         let skipped = plan.skipped.map_or(0, |s| s.count);
         Ok(MissedTimes {
@@ -199,7 +262,17 @@ impl Schedules {
                 count: s.count,
                 reason: s.reason.map_or(TimelineReason::Paused, Into::into),
             }),
-            runs: plan.run.iter().map(outcome).collect(),
+            runs: run.iter().map(outcome).collect(),
+            calendar_skipped: calendar_skipped
+                .into_iter()
+                .map(|(at, reason, detail)| TimeOutcome {
+                    scheduled_for: at,
+                    workflow_id: ids::scheduled_run_workflow_id(id, at),
+                    action: TimeAction::Skipped,
+                    reason: Some(reason.into()),
+                    calendar: detail,
+                })
+                .collect(),
             in_flight: in_flight.iter().map(outcome).collect(),
         })
     }

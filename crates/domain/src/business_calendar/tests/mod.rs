@@ -1,6 +1,7 @@
 //! Table tests of business calendars: validation, the questions asked of a
 //! calendar, `BDn` rules, and iCalendar import.
 
+mod backfill;
 mod days;
 mod ical;
 mod plan;
