@@ -127,7 +127,9 @@ export interface paths {
         put?: never;
         /**
          * Run every nominal time in `[start, end)` that has not run yet, computed
-         *     under the trigger's `dst` policy, each under its contract workflow ID (at
+         *     under the trigger's `dst` policy and business calendar (a holiday's time
+         *     is recorded skipped with its reason, a rolled time runs on the day it
+         *     rolls to), each under its contract workflow ID (at
          *     most 1000 per call: a longer range is cut and `next_start` says where to
          *     continue). With `dry_run`, only answer what would run and why each other
          *     time would not.
@@ -879,7 +881,7 @@ export interface paths {
         };
         /**
          * Every change of the caller's project, as Server-Sent Events.
-         * @description Every change of the key's project (an operator key's: `default`'s) to runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.
+         * @description Every change of the key's project (an operator key's: `default`'s) to runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state, re-planned by an edit of their business calendar), business calendars (created, updated, deleted), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.
          */
         get: operations["stream"];
         put?: never;
@@ -1082,7 +1084,7 @@ export interface components {
          * @description What an alert is about: which expectation broke.
          * @enum {string}
          */
-        AlertKind: "late_start" | "stuck" | "failure_streak" | "missed_fire";
+        AlertKind: "late_start" | "stuck" | "failure_streak" | "missed_fire" | "calendar_coverage";
         /**
          * @description One incident of one broken expectation: opened when it broke, resolved
          *     when it held again.
@@ -1116,6 +1118,15 @@ export interface components {
          *     (`GET /v1/alerts`), which resolves when it holds again.
          */
         AlertsBody: {
+            /**
+             * @description Scheduled activities whose trigger names a business calendar: this
+             *     long (an ISO-8601 duration, at least `PT1S`) before the calendar's
+             *     coverage ends (the day after its `covered_until`, in its zone) a
+             *     `calendar_coverage` alert opens; it resolves when the calendar is
+             *     extended past the notice. It stays open while the activity is paused.
+             * @example P30D
+             */
+            calendar_coverage?: string | null;
             /**
              * Format: int64
              * @description This many failed runs in a row (1 to 1000) open a `failure_streak` alert.
@@ -1221,8 +1232,10 @@ export interface components {
          * @description Every nominal time of the range (or of its first part, see
          *     `next_start`), oldest first: the times that run (`backfilled`, or
          *     `pending` while Temporal is unreachable), those that already ran
-         *     (`duplicate`), and those the trigger's `dst` policy does not run
-         *     (`skipped` with `dst_gap` or `dst_repeat`).
+         *     (`duplicate`), those the trigger's `dst` policy does not run (`skipped`
+         *     with `dst_gap` or `dst_repeat`), and those its business calendar keeps
+         *     from running (`skipped` with the calendar's reason, recorded as skipped
+         *     runs; a time rolled to a business day of the range runs there).
          */
         BackfillResponse: {
             /** @description `true`: nothing was run; `backfilled` says what would run. */
@@ -1512,7 +1525,19 @@ export interface components {
              *     one before).
              */
             data: Record<string, unknown>;
-            /** @example run.status_changed */
+            /**
+             * @description `run.created`, `run.status_changed`, `run.task_started`,
+             *     `run.task_ended`, `run.retried`, `run.cancel_requested`,
+             *     `run.cancelled`, `activity.created`, `activity.updated`,
+             *     `activity.deleted`, `activity.paused`, `activity.resumed`,
+             *     `activity.sync_state`, `activity.replanned` (an edit of the business
+             *     calendar its trigger names changed its plan: `data` has the
+             *     calendar's `calendar_id`, `calendar_name`, `calendar_version` and
+             *     `previous_calendar_version`), `calendar.created`, `calendar.updated`,
+             *     `calendar.deleted`, `alert.opened`, `alert.resolved`,
+             *     `event.dispatched` or `audit.recorded`.
+             * @example run.status_changed
+             */
             kind: string;
             /**
              * Format: int64
@@ -2126,6 +2151,12 @@ export interface components {
              */
             backfilled: number;
             /**
+             * @description The times the policy would run that the trigger's business calendar
+             *     keeps from running (`skipped` with its reason and `calendar` text),
+             *     recorded as skipped runs.
+             */
+            calendar_skipped: components["schemas"]["NominalTimeOutcome"][];
+            /**
              * Format: date-time
              * @description Where the pause began.
              */
@@ -2142,7 +2173,11 @@ export interface components {
              *     reconciler hands them over.
              */
             pending: number;
-            /** @description The times the policy runs, oldest first. */
+            /**
+             * @description The times the policy runs, oldest first. Under a business calendar:
+             *     the policy's times the calendar runs, and the business days of the
+             *     pause its times roll to.
+             */
             runs: components["schemas"]["NominalTimeOutcome"][];
             /**
              * Format: int64
@@ -2224,6 +2259,13 @@ export interface components {
              *     `skipped`.
              */
             action: components["schemas"]["TimeAction"];
+            /**
+             * @description What the trigger's business calendar did with the time, as the
+             *     timeline says it (`holiday: "Christmas Day" in us-nyse v3`, `rolled
+             *     from 2026-07-03T09:00 to 2026-07-06T09:00 (...)`); absent for an
+             *     ordinary time.
+             */
+            calendar?: string | null;
             reason?: null | components["schemas"]["TimelineReason"];
             /** Format: date-time */
             scheduled_for: string;
