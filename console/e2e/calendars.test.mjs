@@ -3,16 +3,18 @@
 // working day by choosing them, and undo it; what the API then holds.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { api, CONSOLE, launch, signedIn, uniq } from "./lib.mjs";
+import { api, CONSOLE, launch, screenshots, signedIn, uniq } from "./lib.mjs";
 
 let browser;
 const made = [];
+const activities = [];
 
 before(async () => {
     browser = await launch();
 });
 
 after(async () => {
+    for (const id of activities) await api(`/v1/activities/${id}`, { method: "DELETE", ok: false }).catch(() => {});
     for (const id of made) await api(`/v1/calendars/${id}`, { method: "DELETE", ok: false }).catch(() => {});
     await browser?.close();
 });
@@ -89,6 +91,53 @@ test("import a calendar, then edit its dates on the year grid", async () => {
     await page.locator('[data-date="2027-07-02"][data-kind="business"]').waitFor();
     cal = await api(`/v1/calendars/${id}`);
     assert.ok(!cal.holidays.some((h) => h.date === "2027-07-02"));
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+});
+
+test("an activity on a calendar: its form's calendar fields, its timeline's reasons", async () => {
+    // Friday 2 July 2027 is a holiday: Friday's 09:00 rolls to Monday 5 July.
+    const calendar = await api("/v1/calendars", {
+        method: "POST",
+        body: { name: uniq("e2e-desk"), timezone: "America/New_York", holidays: [{ date: "2027-07-02", name: "Bridge day" }], covered_until: "2027-12-31" },
+    });
+    made.push(calendar.id);
+    const activity = await api("/v1/activities", {
+        method: "POST",
+        body: {
+            name: uniq("e2e-fridays"),
+            trigger: { type: "cron", cron: "0 9 * * 5", timezone: "America/New_York", calendar: { id: calendar.id, mode: "business_days", roll: "next" } },
+            tasks: [{ task_type: "noop" }],
+        },
+    });
+    activities.push(activity.id);
+    const page = await signedIn(browser);
+
+    // The timeline's table says why the Friday did not run and where it went.
+    await page.goto(`${CONSOLE}/activities/${activity.id}?zoom=week&at=2027-06-30T00:00:00Z`);
+    await page.getByText("The times as a table").click();
+    const rolled = `rolled from 2027-07-02T09:00 to 2027-07-05T09:00 (holiday: "Bridge day" in ${calendar.name} v1)`;
+    const reasons = page.getByTestId("calendar-reason");
+    await reasons.filter({ hasText: rolled }).first().waitFor();
+    assert.equal(await reasons.filter({ hasText: rolled }).count(), 2, "on the Friday and on the Monday");
+    await screenshots(page, "activity-calendar-timeline");
+
+    // The form shows the calendar fields as the trigger names them; changing
+    // the roll changes what is saved.
+    await page.goto(`${CONSOLE}/activities/${activity.id}/edit`);
+    const fields = page.getByTestId("calendar-fields");
+    await fields.getByRole("option", { name: new RegExp(calendar.name) }).waitFor({ state: "attached" });
+    assert.equal(await fields.getByLabel("Business calendar").inputValue(), calendar.id);
+    assert.equal(await fields.getByLabel("Calendar mode").inputValue(), "business_days");
+    assert.equal(await fields.getByLabel("On a non-business day").inputValue(), "next");
+    assert.equal(await fields.getByLabel("Beyond coverage").inputValue(), "run");
+    await fields.getByLabel("On a non-business day").selectOption("previous");
+    await page.locator("ol.times li").first().waitFor();
+    await screenshots(page, "activity-calendar-form");
+    await page.getByRole("button", { name: /^Save/ }).click();
+    await page.waitForURL(new RegExp(`/activities/${activity.id}(\\?|$)`));
+    const saved = await api(`/v1/activities/${activity.id}`);
+    assert.deepEqual(saved.trigger.calendar, { id: calendar.id, mode: "business_days", roll: "previous", beyond_coverage: "run" });
     assert.deepEqual(page.errors, []);
     await page.context().close();
 });

@@ -152,6 +152,7 @@ export function Timeline({ entries, from, to, zone, now }: TimelineProps): JSX.E
         const k = keys[i]!;
         const parts = [fmtTime(e.scheduled_for, zone), words(k)];
         if (e.dst && e.dst !== "normal") parts.push(e.dst === "dst_gap" ? "DST gap" : "DST repeat");
+        if (e.calendar) parts.push(e.calendar);
         if ((e.attempts ?? 1) > 1) parts.push(`${e.attempts} attempts`);
         const run = e.run_id ? runs[e.run_id] : undefined;
         if (run) parts.push(`duration ${runDuration(run)}`);
@@ -216,6 +217,7 @@ export function Timeline({ entries, from, to, zone, now }: TimelineProps): JSX.E
                         <span class="swatch" style={{ background: colour(keys[shown]!) }} /> {words(keys[shown]!)}
                     </div>
                     {cur.dst && cur.dst !== "normal" && <div>{cur.dst === "dst_gap" ? "DST gap: this wall time does not exist" : "DST repeat: this wall time happens twice"}</div>}
+                    {cur.calendar && <div data-testid="timeline-tip-calendar">{cur.calendar}</div>}
                     {(cur.attempts ?? 1) > 1 && <div>{cur.attempts} attempts (retried)</div>}
                     {run && (
                         <div>

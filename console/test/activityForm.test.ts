@@ -111,6 +111,26 @@ describe("triggerOf", () => {
         const t = triggerOf(fromActivity(nightly), nightly.trigger);
         assert.deepEqual(t, { ...nightly.trigger });
     });
+    test("a business calendar: a roll only for business days", () => {
+        const cases: [Partial<FormState>, unknown][] = [
+            [{}, undefined],
+            [{ calendarId: "c1" }, { id: "c1", mode: "business_days", roll: "skip", beyond_coverage: "run" }],
+            [{ calendarId: "c1", roll: "next", beyond: "pause" }, { id: "c1", mode: "business_days", roll: "next", beyond_coverage: "pause" }],
+            [{ calendarId: "c1", calendarMode: "exclude", roll: "next" }, { id: "c1", mode: "exclude", roll: "skip", beyond_coverage: "run" }],
+            [{ kind: "interval", calendarId: "c1", roll: "previous" }, { id: "c1", mode: "business_days", roll: "previous", beyond_coverage: "run" }],
+        ];
+        for (const [changes, want] of cases) {
+            const t = triggerOf(form(changes));
+            assert.deepEqual(t.type !== "event" ? t.calendar : "event", want, JSON.stringify(changes));
+        }
+    });
+    test("a calendar is shown as the trigger names it", () => {
+        const calendar = { id: "c9", mode: "business_days", roll: "previous", beyond_coverage: "skip" };
+        const withCalendar = { ...nightly, trigger: { ...nightly.trigger, calendar } } as unknown as Activity;
+        const f = fromActivity(withCalendar);
+        assert.deepEqual([f.calendarId, f.calendarMode, f.roll, f.beyond], ["c9", "business_days", "previous", "skip"]);
+        assert.deepEqual(triggerOf(f, withCalendar.trigger), withCalendar.trigger);
+    });
     test("but not when the kind changes", () => {
         const t = triggerOf({ ...fromActivity(nightly), kind: "interval" }, nightly.trigger);
         assert.equal("start_at" in t, false);

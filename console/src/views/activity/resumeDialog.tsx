@@ -22,6 +22,12 @@ function MissedView({ m, zone }: { m: Missed; zone: string }): JSX.Element {
                 </p>
             )}
             {m.runs.length > 0 && <TimesTable times={m.runs} zone={zone} />}
+            {m.calendar_skipped.length > 0 && (
+                <>
+                    <p>Not run by the business calendar (recorded skipped):</p>
+                    <TimesTable times={m.calendar_skipped} zone={zone} />
+                </>
+            )}
             {m.in_flight.length > 0 && (
                 <>
                     <p>Also due (fired around the resume):</p>

@@ -38,6 +38,7 @@ export function TimesList({ entries, zone, now }: { entries: Entry[]; zone: stri
                                 <th scope="col">Outcome</th>
                                 <th scope="col">Attempts</th>
                                 <th scope="col">DST</th>
+                                <th scope="col">Calendar</th>
                                 <th scope="col">Run</th>
                             </tr>
                         </thead>
@@ -54,6 +55,7 @@ export function TimesList({ entries, zone, now }: { entries: Entry[]; zone: stri
                                         </td>
                                         <td>{e.attempts ?? ""}</td>
                                         <td>{e.dst && e.dst !== "normal" ? e.dst.replace("_", " ") : ""}</td>
+                                        <td data-testid="calendar-reason">{e.calendar ?? ""}</td>
                                         <td>{e.run_id ? <Link href={href(`/runs/${e.run_id}`)}>run</Link> : ""}</td>
                                     </tr>
                                 );

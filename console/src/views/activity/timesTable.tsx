@@ -23,7 +23,10 @@ export function TimesTable({ times, zone }: { times: Schemas["NominalTimeOutcome
                                 <time dateTime={t.scheduled_for}>{fmtTime(t.scheduled_for, zone)}</time>
                             </td>
                             <td>{t.action}</td>
-                            <td>{t.reason ? words(t.reason) : ""}</td>
+                            <td>
+                                {t.reason ? words(t.reason) : ""}
+                                {t.calendar && <div class="small muted">{t.calendar}</div>}
+                            </td>
                         </tr>
                     ))}
                 </tbody>

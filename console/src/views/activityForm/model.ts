@@ -30,6 +30,11 @@ export interface FormState {
     policy: "skip" | "catchup" | "compress";
     catchupLimit: string;
     grace: string;
+    /** The business calendar's ID; empty for none. */
+    calendarId: string;
+    calendarMode: "exclude" | "business_days";
+    roll: "skip" | "next" | "previous";
+    beyond: "run" | "skip" | "pause";
     tasks: TaskRow[];
 }
 
@@ -49,6 +54,10 @@ export const EMPTY: FormState = {
     policy: "skip",
     catchupLimit: "10",
     grace: "PT60S",
+    calendarId: "",
+    calendarMode: "business_days",
+    roll: "skip",
+    beyond: "run",
     tasks: [newTask()],
 };
 
@@ -85,6 +94,10 @@ export function fromActivity(a: Activity): FormState {
         policy: scheduled?.misfire_policy ?? "skip",
         catchupLimit: String(scheduled?.catchup_limit ?? 10),
         grace: scheduled?.misfire_grace ?? "PT60S",
+        calendarId: scheduled?.calendar?.id ?? "",
+        calendarMode: scheduled?.calendar?.mode ?? "business_days",
+        roll: scheduled?.calendar?.roll ?? "skip",
+        beyond: scheduled?.calendar?.beyond_coverage ?? "run",
         tasks: a.tasks.map((k) => {
             const cfg = { ...(k.config ?? {}) } as Record<string, unknown>;
             const url = k.task_type === "webhook" && typeof cfg["url"] === "string" ? (cfg["url"] as string) : "";
@@ -105,12 +118,25 @@ export function triggerOf(f: FormState, base?: Trigger): Trigger {
         misfire_policy: f.policy,
         misfire_grace: f.grace || null,
         catchup_limit: f.catchupLimit ? Number(f.catchupLimit) : null,
+        // Saved with PUT: a trigger without a calendar has none.
+        ...(f.calendarId ? { calendar: calendarOf(f) } : {}),
     };
     if (f.kind === "cron") {
         const dst = f.repeated || f.skipped ? { ...(f.repeated ? { repeated: f.repeated } : {}), ...(f.skipped ? { skipped: f.skipped } : {}) } : null;
         return { ...kept, type: "cron", cron: f.cron, timezone: f.timezone || "UTC", dst, ...misfire };
     }
     return { ...kept, type: "interval", every: f.every, ...misfire };
+}
+
+/** The trigger's business calendar, `null` for none; a roll is for business days only. */
+export function calendarOf(f: FormState): Schemas["CalendarBody"] | null {
+    if (!f.calendarId) return null;
+    return {
+        id: f.calendarId,
+        mode: f.calendarMode,
+        roll: f.calendarMode === "business_days" ? f.roll : "skip",
+        beyond_coverage: f.beyond,
+    };
 }
 
 /** The request the form makes; throws, naming the field, what is not even JSON or key=value. */

@@ -1,4 +1,5 @@
 import type { JSX } from "preact";
+import { useCalendars } from "../../api/calendars";
 import type { FormState } from "./model";
 
 const ZONES: string[] = (() => {
@@ -90,6 +91,61 @@ export function TriggerFields({ f, set }: { f: FormState; set: <K extends keyof 
                     </label>
                 </div>
             )}
+            {f.kind !== "event" && <CalendarFields f={f} set={set} />}
         </fieldset>
+    );
+}
+
+/** The business calendar the times answer to (one of the project's), how, and past its coverage. */
+function CalendarFields({ f, set }: { f: FormState; set: <K extends keyof FormState>(k: K, v: FormState[K]) => void }): JSX.Element {
+    const list = useCalendars("");
+    const calendars = list.data?.items ?? [];
+    // A calendar named by the activity but beyond the first page still shows.
+    const known = !f.calendarId || calendars.some((c) => c.id === f.calendarId);
+    return (
+        <div class="row" data-testid="calendar-fields">
+            <label>
+                Business calendar
+                <select name="calendar" value={f.calendarId} onChange={(e) => set("calendarId", (e.target as HTMLSelectElement).value)}>
+                    <option value="">none</option>
+                    {calendars.map((c) => (
+                        <option value={c.id} key={c.id}>
+                            {c.name} ({c.timezone})
+                        </option>
+                    ))}
+                    {!known && <option value={f.calendarId}>{f.calendarId}</option>}
+                </select>
+            </label>
+            {f.calendarId && (
+                <>
+                    <label>
+                        Calendar mode
+                        <select name="calendar_mode" value={f.calendarMode} onChange={(e) => set("calendarMode", (e.target as HTMLSelectElement).value as FormState["calendarMode"])}>
+                            <option value="business_days">business days</option>
+                            <option value="exclude">exclude non-business days</option>
+                        </select>
+                    </label>
+                    {f.calendarMode === "business_days" && (
+                        <label>
+                            On a non-business day
+                            <select name="calendar_roll" value={f.roll} onChange={(e) => set("roll", (e.target as HTMLSelectElement).value as FormState["roll"])}>
+                                <option value="skip">skip</option>
+                                <option value="next">roll to the next business day</option>
+                                <option value="previous">roll to the previous business day</option>
+                            </select>
+                        </label>
+                    )}
+                    <label>
+                        Beyond coverage
+                        <select name="beyond_coverage" value={f.beyond} onChange={(e) => set("beyond", (e.target as HTMLSelectElement).value as FormState["beyond"])}>
+                            <option value="run">run (judge by what is known)</option>
+                            <option value="skip">skip</option>
+                            <option value="pause">skip and pause</option>
+                        </select>
+                    </label>
+                </>
+            )}
+            {list.error && <p class="error">{list.error}</p>}
+        </div>
     );
 }
