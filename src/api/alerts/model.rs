@@ -20,11 +20,17 @@ pub struct AlertsBody {
     /// A nominal time (or an accepted event) must have a running or finished
     /// run within this ISO-8601 duration (`late_start` alert). At least `PT1S`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(example = "PT5M", pattern = r"^P")]
+    #[schema(
+        example = "PT5M",
+        pattern = r"^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$"
+    )]
     pub start_within: Option<String>,
     /// A run still running after this ISO-8601 duration is `stuck`. At least `PT1S`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(example = "PT1H", pattern = r"^P")]
+    #[schema(
+        example = "PT1H",
+        pattern = r"^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$"
+    )]
     pub max_duration: Option<String>,
     /// This many failed runs in a row (1 to 1000) open a `failure_streak` alert.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,7 +47,10 @@ pub struct AlertsBody {
     /// `calendar_coverage` alert opens; it resolves when the calendar is
     /// extended past the notice. It stays open while the activity is paused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(example = "P30D", pattern = r"^P")]
+    #[schema(
+        example = "P30D",
+        pattern = r"^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$"
+    )]
     pub calendar_coverage: Option<String>,
 }
 
