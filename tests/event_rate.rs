@@ -1,4 +1,4 @@
-//! The events-per-second quota over HTTP: a project at 5/s with a burst of
+//! The events-per-second quota over HTTP: a project at 1/s with a burst of
 //! 5 has its 6th immediate event refused (429, `Retry-After`, the problem's
 //! quota, limit and usage), the one after waiting that long accepted; a
 //! batch takes tokens in order and answers the rest 429 each; a rate of 0
@@ -6,7 +6,7 @@
 //! accepted is recorded and none refused is. Temporal is not needed.
 
 use crate::common;
-use crate::quotas::{call, project_with_admin};
+use crate::quotas::call;
 
 use std::time::Duration;
 
@@ -44,12 +44,9 @@ async fn recorded(pool: &PgPool) -> i64 {
 #[sqlx::test(migrations = "./migrations")]
 async fn events_beyond_the_rate_are_refused_until_a_token_is_back(pool: PgPool) {
     let app = TestApp::without_temporal(pool.clone()).await;
-    let paced = project_with_admin(
-        &app,
-        "paced",
-        json!({"events_per_second": 5, "events_burst": 5}),
-    )
-    .await;
+    let paced = app
+        .project_with_admin("paced", json!({"events_per_second": 1, "events_burst": 5}))
+        .await;
     let mut accepted = 0;
     for n in 0..5 {
         let (status, body, _) =
@@ -58,13 +55,14 @@ async fn events_beyond_the_rate_are_refused_until_a_token_is_back(pool: PgPool) 
         accepted += 1;
     }
     let sixth = call(&app, Method::POST, "/v1/events", &paced, Some(&event(5))).await;
-    assert_rate_refused(&sixth, 5, 5);
+    // One token a second: six posts take far less even on a loaded machine.
+    assert_rate_refused(&sixth, 1, 5);
     let retry_after: u64 = sixth
         .2
         .as_deref()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("Retry-After: {:?}", sixth.2));
-    assert_eq!(retry_after, 1, "a token is back within 0.2 s");
+    assert_eq!(retry_after, 1, "a token is back within a second");
     // A client that waits as told is accepted.
     tokio::time::sleep(Duration::from_secs(retry_after)).await;
     let (status, body, _) = call(&app, Method::POST, "/v1/events", &paced, Some(&event(5))).await;
@@ -73,12 +71,9 @@ async fn events_beyond_the_rate_are_refused_until_a_token_is_back(pool: PgPool) 
 
     // A rate of 0 with a burst of 3: a batch of 5 gets 3 in, in order, and
     // the other two are 429 each; then nothing, on any ingest route.
-    let frozen = project_with_admin(
-        &app,
-        "frozen",
-        json!({"events_per_second": 0, "events_burst": 3}),
-    )
-    .await;
+    let frozen = app
+        .project_with_admin("frozen", json!({"events_per_second": 0, "events_burst": 3}))
+        .await;
     let batch = json!({"events": (10..15).map(event).collect::<Vec<_>>()});
     let (status, body, _) = call(
         &app,

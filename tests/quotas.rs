@@ -41,30 +41,6 @@ pub(crate) async fn call(
     (status, body, retry_after)
 }
 
-/// Creates project `id` with `quotas` (as the operator) and returns the
-/// token of an admin key of it.
-pub(crate) async fn project_with_admin(app: &TestApp, id: &str, quotas: Value) -> String {
-    let (status, body) = json(
-        app.post(
-            "/v1/projects",
-            &json!({"id": id, "name": format!("Team {id}"), "quotas": quotas}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(status, 201, "{body}");
-    let (status, key) = json(
-        app.post(
-            "/v1/keys",
-            &json!({"name": format!("{id}-admin"), "scope": "admin", "project": id}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(status, 201, "{key}");
-    key["token"].as_str().unwrap_or_default().to_owned()
-}
-
 async fn usage(app: &TestApp, project: &str) -> Value {
     let (status, body) = json(app.get(&format!("/v1/projects/{project}")).await).await;
     assert_eq!(status, 200, "{body}");
@@ -115,12 +91,12 @@ async fn audit_entries(pool: &PgPool, operation: &str) -> i64 {
 #[sqlx::test(migrations = "./migrations")]
 async fn creates_land_in_the_keys_project_within_its_quotas(pool: PgPool) {
     let app = TestApp::without_temporal(pool.clone()).await;
-    let a = project_with_admin(
-        &app,
-        "a",
-        json!({"activities": 2, "sources": 1, "subscriptions": 1}),
-    )
-    .await;
+    let a = app
+        .project_with_admin(
+            "a",
+            json!({"activities": 2, "sources": 1, "subscriptions": 1}),
+        )
+        .await;
 
     // Activities: two fit, in `a` (not `default`).
     let mut ids = Vec::new();
@@ -223,7 +199,7 @@ async fn creates_land_in_the_keys_project_within_its_quotas(pool: PgPool) {
 #[sqlx::test(migrations = "./migrations")]
 async fn concurrent_creates_stop_exactly_at_the_quota(pool: PgPool) {
     let app = TestApp::without_temporal(pool).await;
-    let a = project_with_admin(&app, "a", json!({"activities": 3})).await;
+    let a = app.project_with_admin("a", json!({"activities": 3})).await;
     let creates = (0..10).map(|i| {
         let (app, a) = (&app, &a);
         async move {
@@ -245,7 +221,7 @@ async fn concurrent_creates_stop_exactly_at_the_quota(pool: PgPool) {
 async fn an_operator_key_creates_in_default(pool: PgPool) {
     let app = TestApp::without_temporal(pool).await;
     // Another project's quota does not apply to the operator's creates.
-    project_with_admin(&app, "a", json!({"activities": 0})).await;
+    app.project_with_admin("a", json!({"activities": 0})).await;
     let created = app.create(&activity("operated")).await;
     assert!(created["id"].is_string(), "{created}");
     assert_eq!(usage(&app, "default").await["activities"], 1);

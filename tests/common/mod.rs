@@ -11,6 +11,7 @@ mod app;
 mod burst;
 mod catchup;
 mod flow_sink;
+mod projects;
 mod serve;
 mod sink;
 mod temporal;

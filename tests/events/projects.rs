@@ -4,26 +4,6 @@
 
 use super::*;
 
-/// A project with an admin key (created by the operator key): its token.
-async fn project(app: &TestApp, id: &str) -> String {
-    let (status, body) = json(
-        app.post("/v1/projects", &json!({"id": id, "name": id}))
-            .await,
-    )
-    .await;
-    assert_eq!(status, 201, "{body}");
-    let (status, key) = json(
-        app.post(
-            "/v1/keys",
-            &json!({"name": format!("{id}-admin"), "scope": "admin", "project": id}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(status, 201, "{key}");
-    key["token"].as_str().unwrap_or_default().to_owned()
-}
-
 async fn post_as(app: &TestApp, token: &str, path: &str, body: &Value) -> (u16, Value) {
     let response = app
         .http
@@ -44,7 +24,7 @@ async fn the_same_event_in_two_projects_runs_each_projects_activity(pool: PgPool
     let in_default = subscriber(&app, &["order.placed"], true).await;
     let mut activities = Vec::new();
     for id in ["team-a", "team-b"] {
-        let token = project(&app, id).await;
+        let token = app.project_with_admin(id, json!({})).await;
         let (status, activity) = post_as(
             &app,
             &token,

@@ -167,17 +167,9 @@ impl World {
 
 impl Owned {
     async fn create(app: &TestApp, project: &str) -> Self {
-        let (status, body) = json(
-            app.post(
-                "/v1/projects",
-                &json!({"id": project, "name": format!("Team {project}")}),
-            )
-            .await,
-        )
-        .await;
-        assert_eq!(status, 201, "{body}");
-        let token = key(app, project, "admin", "admin").await.1;
-        let (key_id, _) = key(app, project, "reader", "read").await;
+        app.create_project(project, json!({})).await;
+        let token = app.project_key(project, "admin", "admin").await.1;
+        let (key_id, _) = app.project_key(project, "reader", "read").await;
         let post = |path: &'static str, body: Value| {
             let token = token.clone();
             async move {
@@ -272,19 +264,4 @@ impl Owned {
             key: key_id,
         }
     }
-}
-
-/// Creates a key of `project` (as the operator): its ID and token.
-async fn key(app: &TestApp, project: &str, name: &str, scope: &str) -> (String, String) {
-    let (status, key) = json(
-        app.post(
-            "/v1/keys",
-            &json!({"name": format!("{project}-{name}"), "scope": scope, "project": project}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(status, 201, "{key}");
-    let field = |name: &str| key[name].as_str().unwrap_or_default().to_owned();
-    (field("id"), field("token"))
 }
