@@ -308,3 +308,41 @@ async fn a_guarantee_goes_first_and_a_cap_holds_the_rest_pending(pool: PgPool) {
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(pending_small, 13);
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_guarantee_starts_even_when_the_admission_has_no_room(pool: PgPool) {
+    let big = project(&pool, "big", 1, 1).await;
+    let small = project(&pool, "small", 1, 1).await;
+    let none = project(&pool, "none", 1, 1).await;
+    exec(
+        &pool,
+        "UPDATE projects SET runs_guaranteed = 2, quota_runs_running = 4 WHERE id = 'small'",
+    )
+    .await;
+    // The big project's burst fills the admission: no room for anyone.
+    pending(&pool, "big", big[0], 100, 0).await;
+    pending(&pool, "small", small[0], 5, 10_000).await;
+    pending(&pool, "none", none[0], 5, 10_000).await;
+    let store = EventStore::new(pool.clone());
+    let mut got = HashMap::new();
+    assert_eq!(round(&store, 0, &mut got).await, 2, "{got:?}");
+    assert_eq!(sum(&got, &small), 2, "small's guarantee: {got:?}");
+    // Its two are in flight (leased, being started): its guarantee is
+    // used, and with no room nothing more starts, of anyone's.
+    assert_eq!(round(&store, 0, &mut got).await, 0, "{got:?}");
+    // One of them finished: one more of small's, beyond the room again;
+    // a project without a guarantee still waits for room.
+    exec(
+        &pool,
+        "UPDATE event_dispatches SET state = 'completed', outcome = 'started'
+         WHERE (event_id, activity_id) IN (
+             SELECT event_id, activity_id FROM event_dispatches
+             WHERE state = 'pending' AND leased_until > now() LIMIT 1)",
+    )
+    .await;
+    assert_eq!(round(&store, 0, &mut got).await, 1, "{got:?}");
+    assert_eq!((sum(&got, &small), sum(&got, &none)), (3, 0), "{got:?}");
+    // With room, the others' turn comes by weight as before.
+    assert_eq!(round(&store, 4, &mut got).await, 4, "{got:?}");
+    assert!(sum(&got, &none) >= 1, "{got:?}");
+}

@@ -1,6 +1,7 @@
 //! Benchmark 11, fair share: project B posts one event a second and runs a
 //! PT1S schedule through `acp serve`, first alone, then while project A
-//! posts ACP_BENCH_FAIR_EVENTS events at once (equal weights). B's start
+//! posts ACP_BENCH_FAIR_EVENTS events at once (equal weights; B is
+//! guaranteed two runs at once, A nothing). B's start
 //! latency (event accepted to run started) and its schedule's lateness
 //! (nominal time to run started), p50/p99, alone and beside A's burst, in
 //! the same run; goal: B's p99 beside the burst within 2x its p99 alone, and
@@ -35,13 +36,19 @@ async fn post(
     Ok(body)
 }
 
-/// Project `id` (by the operator) and an admin key of it.
-async fn project(http: &reqwest::Client, base: &str, op: &str, id: &str) -> anyhow::Result<String> {
+/// Project `id` with `quotas` (by the operator) and an admin key of it.
+async fn project(
+    http: &reqwest::Client,
+    base: &str,
+    op: &str,
+    id: &str,
+    quotas: Value,
+) -> anyhow::Result<String> {
     post(
         http,
         &format!("{base}/v1/projects"),
         op,
-        &json!({"id": id, "name": id}),
+        &json!({"id": id, "name": id, "quotas": quotas}),
     )
     .await?;
     let key = post(
@@ -119,8 +126,9 @@ pub async fn run(bench: &Bench) -> anyhow::Result<()> {
     .await?;
     let http = reqwest::Client::new();
     let base = service.base.clone();
-    let a = project(&http, &base, &op, "burst").await?;
-    let b = project(&http, &base, &op, "steady").await?;
+    let a = project(&http, &base, &op, "burst", json!({})).await?;
+    let guarantee = json!({"runs_running": 4, "runs_guaranteed": 2});
+    let b = project(&http, &base, &op, "steady", guarantee).await?;
     let noop = json!([{"task_type": "noop"}]);
     let activity =
         |name: &str, trigger: Value| json!({"name": name, "trigger": trigger, "tasks": noop});
@@ -234,7 +242,8 @@ pub async fn run(bench: &Bench) -> anyhow::Result<()> {
     println!("## 11. Fair share\n");
     println!(
         "Project A posts {} events at once ({} per batch, {} batches in flight) while project B \
-         posts one event a second and runs a PT1S schedule, equal weights, through `acp serve`. \
+         posts one event a second and runs a PT1S schedule, equal weights, B guaranteed two runs \
+         at once (`runs_guaranteed: 2`), through `acp serve`. \
          Start latency: event accepted (or schedule's nominal time) to run started; B alone for \
          {seconds} s, then beside A's burst for {seconds} s. Goal: B's p99 beside the burst within \
          2x its p99 alone, and all of A's runs finished.\n",

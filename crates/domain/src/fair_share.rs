@@ -10,8 +10,11 @@
 //! goes first at once, without having saved up credit while idle. A project
 //! with nothing pending takes no share, so one project alone gets
 //! everything. Runs within a project's guaranteed count (`runs_guaranteed`)
-//! go before every run beyond anyone's guarantee; runs beyond its cap
-//! (`quotas.runs_running`) wait.
+//! go before every run beyond anyone's guarantee, and start even when the
+//! admission has no room left (another project's burst holds it): that is
+//! what makes them guaranteed. Runs beyond its cap (`quotas.runs_running`)
+//! wait. Guarantee and cap count the runs running now; the weights count
+//! the recent share too.
 
 use std::cmp::Ordering;
 
@@ -27,13 +30,36 @@ pub struct Load {
     /// Runs it has running or being started now, and those it started
     /// lately that have finished already (its recent share).
     pub in_flight: i64,
+    /// Runs it has running or being started now (what its guarantee and
+    /// its cap count).
+    pub running: i64,
 }
 
 impl Load {
     /// How many more runs it may start now.
     pub fn room(&self) -> i64 {
-        self.cap
-            .map_or(i64::MAX, |cap| (cap - self.in_flight).max(0))
+        self.cap.map_or(i64::MAX, |cap| (cap - self.running).max(0))
+    }
+}
+
+/// The candidates in the order to lease them, and how many at its front
+/// are within their project's guarantee.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Order {
+    /// Indexes into the candidates.
+    pub indexes: Vec<usize>,
+    /// The first `guaranteed` of them are within a guarantee.
+    pub guaranteed: usize,
+}
+
+impl Order {
+    /// What a round with `room` (what the admission allows) leases: the
+    /// first `room`, or every guaranteed one if they are more.
+    pub fn take(self, room: usize) -> Vec<usize> {
+        let n = room.max(self.guaranteed);
+        let mut indexes = self.indexes;
+        indexes.truncate(n);
+        indexes
     }
 }
 
@@ -74,9 +100,10 @@ impl<T: Ord> Key<T> {
 
 /// The candidates a round may lease, in the order to lease them (indexes
 /// into `candidates`); those beyond their project's cap are left out. The
-/// caller leases from the front as many as it has room for, skipping any
-/// another dispatcher holds.
-pub fn order<T: Ord + Copy>(loads: &[Load], candidates: &[Candidate<T>]) -> Vec<usize> {
+/// caller leases from the front as many as it has room for, and the
+/// guaranteed ones beyond that ([`Order::take`]), skipping any another
+/// dispatcher holds.
+pub fn order<T: Ord + Copy>(loads: &[Load], candidates: &[Candidate<T>]) -> Order {
     let mut keyed: Vec<(usize, Key<T>)> = candidates
         .iter()
         .enumerate()
@@ -89,7 +116,7 @@ pub fn order<T: Ord + Copy>(loads: &[Load], candidates: &[Candidate<T>]) -> Vec<
             Some((
                 i,
                 Key {
-                    beyond_guarantee: number > load.guaranteed,
+                    beyond_guarantee: load.running.max(0) + c.place > load.guaranteed,
                     number,
                     weight: i64::from(load.weight.max(1)),
                     age_key: c.age_key,
@@ -98,7 +125,11 @@ pub fn order<T: Ord + Copy>(loads: &[Load], candidates: &[Candidate<T>]) -> Vec<
         })
         .collect();
     keyed.sort_by(|a, b| a.1.cmp(&b.1));
-    keyed.into_iter().map(|(i, _)| i).collect()
+    let guaranteed = keyed.iter().filter(|(_, k)| !k.beyond_guarantee).count();
+    Order {
+        indexes: keyed.into_iter().map(|(i, _)| i).collect(),
+        guaranteed,
+    }
 }
 
 #[cfg(test)]

@@ -36,18 +36,18 @@ struct Round {
 impl EventIntake {
     /// One dispatcher round: leases the due dispatches (those no other
     /// dispatcher or waiting request holds) that the admission leaves room
-    /// for, in fair order across projects, starts them with bounded concurrency, and returns how many
-    /// it leased.
+    /// for, and those within their project's guarantee, in fair order
+    /// across projects; starts them with bounded concurrency, and returns
+    /// how many it leased.
     pub async fn dispatch_due(&self) -> Result<usize> {
         Ok(self.dispatch_round().await?.leased)
     }
 
     #[tracing::instrument(skip(self))]
     async fn dispatch_round(&self) -> Result<Round> {
+        // With no room left the lease still takes runs within their
+        // project's guarantee: another project's burst never holds them.
         let room = self.admission.room(&self.events, BATCH).await?;
-        if room == 0 {
-            return Ok(Round { room, leased: 0 });
-        }
         let due = self.events.lease_due(room, DISPATCH_LEASE).await?;
         let leased = due.len();
         let outcomes: Vec<std::result::Result<DispatchOutcome, StoreError>> =
@@ -81,7 +81,7 @@ impl EventIntake {
         loop {
             let wait = match self.dispatch_round().await {
                 Ok(Round { room: 0, .. }) => THROTTLED_POLL.min(poll),
-                Ok(Round { room, leased }) if leased as i64 == room => continue,
+                Ok(Round { room, leased }) if leased as i64 >= room => continue,
                 Ok(_) => poll,
                 Err(err) => {
                     tracing::warn!(error = %err, "dispatcher round failed");

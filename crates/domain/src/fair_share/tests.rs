@@ -6,6 +6,7 @@ fn load(weight: i32, in_flight: i64) -> Load {
         guaranteed: 0,
         cap: None,
         in_flight,
+        running: in_flight,
     }
 }
 
@@ -29,8 +30,8 @@ fn candidates(pending: &[i64]) -> Vec<Candidate<(usize, i64)>> {
 fn leased(loads: &[Load], pending: &[i64], room: usize) -> Vec<usize> {
     let candidates = candidates(pending);
     order(loads, &candidates)
-        .into_iter()
         .take(room)
+        .into_iter()
         .map(|i| candidates[i].project)
         .collect()
 }
@@ -130,6 +131,52 @@ fn who_goes_first() {
         ),
         (vec![capped(1, 4, 3)], vec![5], 5, vec![]),
         (vec![capped(1, 0, 0)], vec![5], 5, vec![]),
+        // No room (another project's burst fills the admission): the
+        // guaranteed runs still start, and only they.
+        (
+            vec![load(1, 8), guaranteed(1, 0, 2)],
+            vec![50, 5],
+            0,
+            vec![1, 1],
+        ),
+        (
+            vec![load(1, 8), guaranteed(1, 1, 2)],
+            vec![50, 5],
+            0,
+            vec![1],
+        ),
+        (vec![load(1, 8), load(1, 0)], vec![50, 5], 0, vec![]),
+        // More room than guarantees: the guaranteed first, then by weight.
+        (
+            vec![load(9, 0), guaranteed(1, 0, 1)],
+            vec![50, 5],
+            3,
+            vec![1, 0, 0],
+        ),
+        // Runs that finished lately count toward the weights, not toward
+        // the guarantee or the cap: the guarantee holds, then the big
+        // recent share puts it behind.
+        (
+            vec![
+                load(1, 0),
+                Load {
+                    running: 0,
+                    ..guaranteed(1, 20, 1)
+                },
+            ],
+            vec![3, 3],
+            3,
+            vec![1, 0, 0],
+        ),
+        (
+            vec![Load {
+                running: 1,
+                ..capped(1, 20, 3)
+            }],
+            vec![5],
+            5,
+            vec![0, 0],
+        ),
     ];
     for (loads, pending, room, want) in cases {
         assert_eq!(
@@ -147,5 +194,5 @@ fn a_candidate_of_no_known_project_is_left_out() {
         place: 1,
         age_key: 0,
     }];
-    assert!(order(&[load(1, 0)], &candidates).is_empty());
+    assert!(order(&[load(1, 0)], &candidates).take(5).is_empty());
 }

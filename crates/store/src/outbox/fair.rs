@@ -18,25 +18,31 @@ use crate::StoreResult;
 use crate::events::EventStore;
 use acp_domain::fair_share::{self, Candidate, Load};
 
+/// How many guaranteed runs a round looks for when the admission leaves
+/// it no room.
+const GUARANTEED_PER_ROUND: i64 = 8;
+
 impl EventStore {
-    /// Leases up to `limit` pending dispatches whose lease (if any) lapsed,
+    /// Leases up to `room` pending dispatches whose lease (if any) lapsed,
     /// for `lease`, in fair order across projects (by weight, within
     /// guarantees and caps) and across activities within a project (each
-    /// one's oldest first); rows another dispatcher is leasing right now are
-    /// skipped, not waited for. With one project pending it is oldest first
-    /// per activity, taking turns.
+    /// one's oldest first), and beyond `room` those within their project's
+    /// guarantee (even with `room` 0); rows another dispatcher is leasing
+    /// right now are skipped, not waited for. With one project pending it
+    /// is oldest first per activity, taking turns.
     pub async fn lease_due(
         &self,
-        limit: i64,
+        room: i64,
         lease: std::time::Duration,
     ) -> StoreResult<Vec<LeasedDispatch>> {
-        if limit <= 0 {
-            return Ok(Vec::new());
-        }
         // At most `limit` of each activity's and of each project's: no
         // round takes more, and a cap or a guarantee only ever lowers that.
+        // With no room the read still looks for guaranteed runs, a few per
+        // round (the next round, soon after, takes more).
         // A FOR UPDATE cannot sit on these window functions: the rows are
         // locked by the second statement.
+        let room = room.max(0);
+        let limit = room.max(GUARANTEED_PER_ROUND);
         let rows = sqlx::query!(
             r#"WITH cand AS (
                  SELECT a.project_id, c.event_id, c.activity_id, c.created_at, c.turn
@@ -49,6 +55,9 @@ impl EventStore {
                        AND (d.leased_until IS NULL OR d.leased_until < now())
                      ORDER BY d.created_at LIMIT $1
                  ) c
+                 -- With no room only guaranteed runs can go: the projects
+                 -- that have a guarantee (usually none, or a few).
+                 WHERE $2 OR a.project_id IN (SELECT id FROM projects WHERE runs_guaranteed > 0)
              ), placed AS (
                  SELECT cand.*, row_number() OVER (PARTITION BY project_id
                                                    ORDER BY turn, created_at) AS place
@@ -59,24 +68,28 @@ impl EventStore {
                           WHERE a.project_id = p.id AND r.status = 'running'
                             AND r.trigger_type IN ('event', 'manual')
                             AND r.created_at > now() - interval '15 minutes')
-                      + (SELECT count(*) FROM activity_runs r JOIN activities a ON a.id = r.activity_id
+                        AS running,
+                        (SELECT count(*) FROM activity_runs r JOIN activities a ON a.id = r.activity_id
                           WHERE a.project_id = p.id AND r.status <> 'running'
                             AND r.trigger_type IN ('event', 'manual')
                             AND r.created_at > now() - interval '10 seconds')
-                      + (SELECT count(*) FROM event_dispatches d JOIN activities a ON a.id = d.activity_id
+                        AS finished_lately,
+                        (SELECT count(*) FROM event_dispatches d JOIN activities a ON a.id = d.activity_id
                           WHERE a.project_id = p.id AND d.state = 'pending'
                             AND d.leased_until IS NOT NULL AND d.leased_until > now()
                             AND (d.debounce_until IS NULL OR d.debounce_until < now()))
-                        AS in_flight
+                        AS leased
                  FROM projects p WHERE p.id IN (SELECT project_id FROM placed WHERE place = 1)
              )
              SELECT pl.project_id AS "project_id!", pl.event_id AS "event_id!",
                     pl.activity_id AS "activity_id!", pl.created_at AS "created_at!",
                     pl.place AS "place!", l.weight, l.runs_guaranteed, l.quota_runs_running,
-                    l.in_flight AS "in_flight!"
+                    l.running AS "running!", l.finished_lately AS "finished_lately!",
+                    l.leased AS "leased!"
              FROM placed pl JOIN load l ON l.id = pl.project_id
              WHERE pl.place <= $1"#,
             limit,
+            room > 0,
         )
         .fetch_all(&self.pool)
         .await?;
@@ -95,7 +108,8 @@ impl EventStore {
                         weight: row.weight,
                         guaranteed: row.runs_guaranteed.map_or(0, i64::from),
                         cap: row.quota_runs_running.map(i64::from),
-                        in_flight: row.in_flight,
+                        in_flight: row.running + row.leased + row.finished_lately,
+                        running: row.running + row.leased,
                     });
                     loads.len() - 1
                 }
@@ -106,7 +120,12 @@ impl EventStore {
                 age_key: (row.created_at, i),
             });
         }
-        let order = fair_share::order(&loads, &candidates);
+        let order = fair_share::order(&loads, &candidates)
+            .take(usize::try_from(room).unwrap_or(usize::MAX));
+        if order.is_empty() {
+            return Ok(Vec::new());
+        }
+        let take = order.len() as i64;
         let event_ids: Vec<String> = order.iter().map(|&i| rows[i].event_id.clone()).collect();
         let activity_ids: Vec<Uuid> = order.iter().map(|&i| rows[i].activity_id).collect();
         let mut leased: Vec<(LeasedDispatch, i64)> = sqlx::query!(
@@ -127,7 +146,7 @@ impl EventStore {
                  due.ord AS "ord!""#,
             &event_ids,
             &activity_ids,
-            limit,
+            take,
             lease as _,
         )
         .fetch_all(&self.pool)
