@@ -84,19 +84,16 @@ impl Execution {
             match self.calendars.get(rule.id).await {
                 Ok(record) => match fate(&record.calendar, rule, input.scheduled_for) {
                     Fate::Run => {}
+                    // The engine fires a business-day offset's plain cadence
+                    // (every day); only the offset's day is a time of the
+                    // trigger, so another day's fire leaves no trace.
+                    Fate::NotATime => return Ok(none("not the business day of the month")),
                     Fate::Excluded(reason) => {
                         let reason = SkipReason::from(&reason);
                         if reason == SkipReason::BeyondCoverage
                             && rule.beyond_coverage == BeyondCoverage::Pause
                         {
-                            let note = format!(
-                                "paused: {} is not covered past {}",
-                                record.calendar.name(),
-                                record
-                                    .calendar
-                                    .covered_until()
-                                    .map_or_else(String::new, |d| d.to_string())
-                            );
+                            let note = record.calendar.coverage_pause_note();
                             self.activities
                                 .set_paused(
                                     activity.id,
