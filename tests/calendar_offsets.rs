@@ -315,8 +315,11 @@ async fn over_a_month_temporal_starts_the_previews_runs_only(pool: PgPool) {
     assert_eq!(months[0].1, ["2026-07-06T13:00:00Z"]);
     assert_eq!(months[1].1, ["2026-07-30T13:00:00Z"]);
 
+    // Each run's window starts at the trigger's previous time, June's
+    // offset day, not the day before.
+    let windows = ["2026-06-03T13:00:00Z", "2026-06-29T13:00:00Z"];
     let gateway = app.state.services.activities.gateway();
-    for (id, wanted) in &months {
+    for ((id, wanted), window) in months.iter().zip(windows) {
         let uuid: uuid::Uuid = id.parse().unwrap_or_else(|e| panic!("{e}"));
         let schedule = acp_domain::ids::schedule_id(uuid);
         let fires = gateway
@@ -346,6 +349,7 @@ async fn over_a_month_temporal_starts_the_previews_runs_only(pool: PgPool) {
             let at = run["scheduled_for"].as_str().unwrap_or_default().to_owned();
             assert!(seen.insert(at.clone()), "{at} twice: {runs:?}");
             assert_eq!(run["status"], "succeeded", "{run}");
+            assert_eq!(run["window_start"], window, "{run}");
         }
         let want: HashSet<String> = wanted.iter().cloned().collect();
         assert_eq!(seen, want, "{runs:?}");
