@@ -182,6 +182,12 @@ test("a business-day offset on a calendar: its words, and the calendar's holiday
     await page.getByText("holiday (the calendar's)").waitFor();
     await screenshots(page, "activity-heatmap-holidays");
 
+    // The form has no roll for an offset, and previews its times.
+    await page.goto(`${CONSOLE}/activities/${activity.id}/edit`);
+    await page.getByTestId("offset-note").filter({ hasText: "the 3rd business day" }).waitFor();
+    assert.equal(await page.getByTestId("calendar-fields").getByLabel("On a non-business day").count(), 0);
+    await page.locator("ol.times li").first().waitFor();
+
     // The list names the calendar too.
     await page.goto(`${CONSOLE}/activities?q=${encodeURIComponent(activity.name)}`);
     const row = page.locator(`tr[data-activity="${activity.id}"] td.trigger`);
