@@ -334,3 +334,113 @@ async fn a_calendar_edit_replans_its_activities(pool: PgPool) {
         }
     }
 }
+
+/// `beyond_coverage: pause`: a backfill whose range reaches past the
+/// calendar's coverage records those times skipped, runs the others and
+/// pauses the activity, saying so (its dry run only says it would); a
+/// resume whose catch-up reaches past it pauses the activity again.
+#[sqlx::test(migrations = "./migrations")]
+async fn past_the_coverage_a_backfill_or_resume_pauses_the_activity(pool: PgPool) {
+    let app = TestApp::without_temporal(pool.clone()).await;
+    let today = Utc::now().date_naive();
+    let covered = today - Duration::days(3);
+    let calendar = create_calendar(
+        &app,
+        &json!({"name": "desk", "timezone": "UTC", "weekend_days": [],
+                "covered_until": covered.to_string()}),
+    )
+    .await;
+    let activity = app
+        .create(&json!({
+            "name": "daily-uncovered",
+            "trigger": {"type": "cron", "cron": "0 9 * * *", "timezone": "UTC",
+                        "misfire_policy": "catchup", "catchup_limit": 10,
+                        "calendar": {"id": calendar, "beyond_coverage": "pause"}},
+            "tasks": [{"task_type": "noop"}]
+        }))
+        .await;
+    let id = activity["id"].as_str().unwrap_or_default().to_owned();
+    let nine = |d: chrono::NaiveDate| {
+        d.and_hms_opt(9, 0, 0)
+            .unwrap_or_default()
+            .and_utc()
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    };
+    let note = format!("paused: desk is not covered past {covered}");
+    let range = json!({
+        "start": format!("{}T00:00:00Z", covered - Duration::days(1)),
+        "end": format!("{}T00:00:00Z", covered + Duration::days(2)),
+    });
+    let want = vec![
+        (nine(covered - Duration::days(1)), Value::Null),
+        (nine(covered), Value::Null),
+        (nine(covered + Duration::days(1)), json!("beyond_coverage")),
+    ];
+    let path = format!("/v1/activities/{id}/backfill");
+    let seen = |body: &Value| -> Vec<(String, Value)> {
+        decided(&body["times"])
+            .into_iter()
+            .map(|(t, _, reason, _)| (t, reason))
+            .collect()
+    };
+    let mut dry = range.clone();
+    dry["dry_run"] = json!(true);
+    let (status, body) = json(app.post(&path, &dry).await).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(seen(&body), want, "{body}");
+    assert_eq!(body["paused"], json!(note), "{body}");
+    let (_, read) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+    assert_eq!(read["paused"], false, "the dry run pauses nothing: {read}");
+
+    let (status, body) = json(app.post(&path, &range).await).await;
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(seen(&body), want, "{body}");
+    assert_eq!(body["paused"], json!(note), "{body}");
+    let (_, read) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+    assert_eq!(read["paused"], true, "{read}");
+    assert_eq!(
+        skip_rows(&pool, &id).await,
+        [(
+            nine(covered + Duration::days(1)),
+            Some("beyond_coverage".to_owned())
+        )]
+    );
+
+    // Paused since five days ago; resumed without extending the calendar:
+    // the catch-up's times past the coverage are skipped and it pauses
+    // again.
+    let since = (today - Duration::days(5))
+        .and_hms_opt(0, 0, 0)
+        .unwrap_or_default()
+        .and_utc();
+    for backdate in [
+        "UPDATE activities SET paused_at = $2, created_at = $2 - interval '1 day' WHERE id = $1",
+        "UPDATE activity_pauses SET paused_at = $2 WHERE activity_id = $1",
+    ] {
+        let done = sqlx::query(backdate)
+            .bind(uuid::Uuid::parse_str(&id).unwrap_or_default())
+            .bind(since)
+            .execute(&pool)
+            .await;
+        assert!(done.is_ok_and(|d| d.rows_affected() == 1), "{backdate}");
+    }
+    let (status, body) = json(
+        app.post(&format!("/v1/activities/{id}/resume"), &json!({}))
+            .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let reasons: Vec<Value> = decided(&body["missed"]["calendar_skipped"])
+        .into_iter()
+        .map(|(_, _, reason, _)| reason)
+        .collect();
+    assert!(!reasons.is_empty(), "{body}");
+    assert!(reasons.iter().all(|r| r == "beyond_coverage"), "{body}");
+    assert_eq!(
+        (&body["paused"], &body["note"]),
+        (&json!(true), &json!(note)),
+        "{body}"
+    );
+    let (_, read) = json(app.get(&format!("/v1/activities/{id}")).await).await;
+    assert_eq!(read["paused"], true, "{read}");
+}

@@ -18,6 +18,7 @@ mod calendar_activities;
 mod calendar_backfill;
 mod calendar_conformance;
 mod calendar_coverage;
+mod calendar_offsets;
 mod calendars;
 mod checks;
 mod cloudevents;

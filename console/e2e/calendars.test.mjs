@@ -141,3 +141,58 @@ test("an activity on a calendar: its form's calendar fields, its timeline's reas
     assert.deepEqual(page.errors, []);
     await page.context().close();
 });
+
+test("a business-day offset on a calendar: its words, and the calendar's holidays on the heatmap", async () => {
+    const calendar = await api("/v1/calendars", {
+        method: "POST",
+        body: {
+            name: uniq("e2e-nyse"),
+            timezone: "America/New_York",
+            holidays: [
+                { date: "2027-07-05", name: "Independence Day (observed)" },
+                { date: "2027-12-24", name: "Christmas Day (observed)" },
+            ],
+            covered_until: "2027-12-31",
+        },
+    });
+    made.push(calendar.id);
+    const activity = await api("/v1/activities", {
+        method: "POST",
+        body: {
+            name: uniq("e2e-third-day"),
+            trigger: { type: "cron", cron: "0 9 BD3 * *", timezone: "America/New_York", calendar: { id: calendar.id, mode: "business_days", roll: "next" } },
+            tasks: [{ task_type: "noop" }],
+        },
+    });
+    activities.push(activity.id);
+    const page = await signedIn(browser);
+    const words = `09:00 on the 3rd business day, America/New_York; DST: first/shift; misfire: skip (grace 1 min) · ${calendar.name} (business days)`;
+
+    // The activity page: the trigger in words with the calendar's name, and
+    // the holidays marked on 2027's heatmap with their names.
+    await page.goto(`${CONSOLE}/activities/${activity.id}?year=2027`);
+    await page.getByTestId("trigger-words").filter({ hasText: calendar.name }).waitFor();
+    assert.equal(await page.getByTestId("trigger-words").textContent(), words);
+    const holidays = page.locator(".heatmap rect.holiday");
+    await holidays.first().waitFor({ state: "attached" });
+    assert.equal(await holidays.count(), 2);
+    assert.equal(await holidays.first().getAttribute("data-holiday"), "Independence Day (observed)");
+    assert.match(await holidays.first().locator("title").textContent(), /^2027-07-05: .*; holiday: Independence Day \(observed\)$/);
+    assert.match(await page.locator("svg.heatmap").getAttribute("aria-label"), /2 holidays$/);
+    await page.getByText("holiday (the calendar's)").waitFor();
+    await screenshots(page, "activity-heatmap-holidays");
+
+    // The form has no roll for an offset, and previews its times.
+    await page.goto(`${CONSOLE}/activities/${activity.id}/edit`);
+    await page.getByTestId("offset-note").filter({ hasText: "the 3rd business day" }).waitFor();
+    assert.equal(await page.getByTestId("calendar-fields").getByLabel("On a non-business day").count(), 0);
+    await page.locator("ol.times li").first().waitFor();
+
+    // The list names the calendar too.
+    await page.goto(`${CONSOLE}/activities?q=${encodeURIComponent(activity.name)}`);
+    const row = page.locator(`tr[data-activity="${activity.id}"] td.trigger`);
+    await row.filter({ hasText: calendar.name }).waitFor();
+    assert.equal(await row.textContent(), words);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+});

@@ -1,4 +1,4 @@
-import type { Activity, Trigger } from "./api";
+import type { Activity, Schemas, Trigger } from "./api";
 
 /** Which zone times are shown in: the activity's, the browser's or UTC. */
 export type ZoneMode = "activity" | "local" | "utc";
@@ -114,6 +114,23 @@ function two(n: string): string {
     return n.padStart(2, "0");
 }
 
+/** 1 → "1st", 3 → "3rd", 11 → "11th", 22 → "22nd". */
+function ordinal(n: number): string {
+    const tens = n % 100;
+    const suffix = tens >= 11 && tens <= 13 ? "th" : (["th", "st", "nd", "rd"][n % 10] ?? "th");
+    return `${n}${suffix}`;
+}
+
+/** A business-day offset in words: `BD3` → "the 3rd business day", `BDL` → "the last business day", `BDL-1` → "the business day before the last"; `null` for any other field. */
+export function businessDayWords(field: string): string | null {
+    const m = /^BD(?:(\d{1,2})|L(?:-(\d{1,2}))?)$/i.exec(field);
+    if (!m) return null;
+    if (m[1]) return `the ${ordinal(Number(m[1]))} business day`;
+    const back = Number(m[2] ?? 0);
+    if (back === 0) return "the last business day";
+    return back === 1 ? "the business day before the last" : `the ${ordinal(back)} business day before the last`;
+}
+
 /** A five-field cron expression in words, as far as it reads naturally. */
 export function cronWords(expr: string): string {
     const f = expr.trim().split(/\s+/);
@@ -135,14 +152,33 @@ export function cronWords(expr: string): string {
         if (dow === "1-5") days = "on weekdays";
         else if (/^[0-7](,[0-7])*$/.test(dow)) days = `on ${dow.split(",").map((d) => DOW[Number(d) % 7]).join(", ")}`;
         else return `cron ${expr}`;
+    } else if (dow === "*" && businessDayWords(dom)) {
+        const months = mon === "*" ? "" : ` of ${mon.split(",").map((m) => MON[Number(m)] ?? m).join(", ")}`;
+        days = `on ${businessDayWords(dom)}${months}`;
     } else if (dow === "*" && num.test(dom)) {
         days = `on day ${dom} of ${mon === "*" ? "every month" : mon.split(",").map((m) => MON[Number(m)] ?? m).join(", ")}`;
     } else return `cron ${expr}`;
     return `${when} ${days}`;
 }
 
-/** The trigger in words: "02:30 every day, Europe/Berlin; DST: first/shift; misfire: skip". */
-export function triggerWords(t: Trigger): string {
+/**
+ * How a trigger uses its calendar, named by `name` when known: "us-nyse
+ * (business days, roll next)". A business-day offset's times are business
+ * days already: no roll is named for them.
+ */
+export function calendarWords(c: Schemas["CalendarBody"], name?: string | null, offset = false): string {
+    const parts: string[] = [];
+    if ((c.mode ?? "business_days") === "exclude") parts.push("non-business days excluded");
+    else {
+        parts.push("business days");
+        if (!offset && (c.roll ?? "skip") !== "skip") parts.push(`roll ${c.roll}`);
+    }
+    if ((c.beyond_coverage ?? "run") !== "run") parts.push(`beyond coverage: ${c.beyond_coverage}`);
+    return `${name || `calendar ${c.id.slice(0, 8)}`} (${parts.join(", ")})`;
+}
+
+/** The trigger in words: "02:30 every day, Europe/Berlin; DST: first/shift; misfire: skip", then its calendar (named `calendarName`). */
+export function triggerWords(t: Trigger, calendarName?: string | null): string {
     if (t.type === "event") return `on event ${(t.event_types ?? []).join(", ")}`;
     const parts: string[] = [];
     if (t.type === "cron") {
@@ -157,7 +193,10 @@ export function triggerWords(t: Trigger): string {
     if (pol === "skip") m += ` (grace ${isoWords(t.misfire_grace ?? "PT60S")})`;
     if (pol === "catchup") m += ` (limit ${t.catchup_limit ?? 10})`;
     parts.push(m);
-    return parts.join("; ");
+    const words = parts.join("; ");
+    if (!t.calendar) return words;
+    const offset = t.type === "cron" && businessDayWords(t.cron?.trim().split(/\s+/)[2] ?? "") !== null;
+    return `${words} · ${calendarWords(t.calendar, calendarName, offset)}`;
 }
 
 /** A `cron` or `interval` trigger: one with misfire fields and times. */

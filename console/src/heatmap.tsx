@@ -6,8 +6,12 @@ import { href, Link } from "./router";
 
 type Bucket = Schemas["RunStatsBucket"];
 
-/** A calendar heatmap of one year: a cell per day, coloured by its runs' outcomes; planned days outlined. */
-export function Heatmap(props: { year: number; buckets: Bucket[]; planned: (day: Date) => boolean; activityId: string }): JSX.Element {
+/**
+ * A calendar heatmap of one year: a cell per day, coloured by its runs'
+ * outcomes; planned days outlined; the holidays of the trigger's business
+ * calendar (`holidays`, names by date) marked, with the name in the title.
+ */
+export function Heatmap(props: { year: number; buckets: Bucket[]; planned: (day: Date) => boolean; activityId: string; holidays?: Map<string, string> | undefined }): JSX.Element {
     const { year, buckets } = props;
     const byDay = new Map<string, Bucket>();
     for (const b of buckets) byDay.set(b.start.slice(0, 10), b);
@@ -17,6 +21,7 @@ export function Heatmap(props: { year: number; buckets: Bucket[]; planned: (day:
     const max = Math.max(1, ...buckets.map((b) => b.total));
     let withRuns = 0;
     let failedDays = 0;
+    let holidays = 0;
     const rects = days.map((d, i) => {
         const k = d.toISOString().slice(0, 10);
         const b = byDay.get(k);
@@ -32,10 +37,16 @@ export function Heatmap(props: { year: number; buckets: Bucket[]; planned: (day:
             opacity = 0.35 + 0.65 * Math.min(1, Math.log1p(b.total) / Math.log1p(max));
             label = `${k}: ${b.total} runs, ${b.counts.succeeded} succeeded, ${bad} failed or timed out, ${b.counts.skipped} skipped`;
         }
-        const planned = k > today && props.planned(d);
+        const holiday = props.holidays?.get(k);
+        const planned = k > today && holiday === undefined && props.planned(d);
         if (planned) label = `${k}: planned`;
+        if (holiday !== undefined) {
+            holidays++;
+            label = `${label}; holiday: ${holiday}`;
+        }
+        const cls = [planned ? "planned" : k === today ? "today" : "", holiday !== undefined ? "holiday" : ""].filter(Boolean).join(" ");
         return (
-            <rect key={k} x={x} y={y} width={CAL.cell} height={CAL.cell} rx={2} fill={planned ? "transparent" : fill} fill-opacity={opacity} class={planned ? "planned" : k === today ? "today" : ""}>
+            <rect key={k} x={x} y={y} width={CAL.cell} height={CAL.cell} rx={2} fill={planned ? "transparent" : fill} fill-opacity={opacity} class={cls} data-holiday={holiday}>
                 <title>{label}</title>
             </rect>
         );
@@ -48,7 +59,7 @@ export function Heatmap(props: { year: number; buckets: Bucket[]; planned: (day:
     return (
         <div>
             <div class="scroll-x" tabIndex={0} role="region" aria-label={`Calendar of ${year}`}>
-                <svg class="heatmap" width={w} height={h} viewBox={`0 0 ${w} ${h}`} role="img" aria-label={`Runs per day in ${year}: ${withRuns} days with runs, ${failedDays} with failures`}>
+                <svg class="heatmap" width={w} height={h} viewBox={`0 0 ${w} ${h}`} role="img" aria-label={`Runs per day in ${year}: ${withRuns} days with runs, ${failedDays} with failures${holidays ? `, ${holidays} holidays` : ""}`}>
                     {months}
                     {["Mon", "Wed", "Fri"].map((d, i) => (
                         <text key={d} x={0} y={cal.weekdayY(i)}>
@@ -71,6 +82,11 @@ export function Heatmap(props: { year: number; buckets: Bucket[]; planned: (day:
                 <span>
                     <span class="swatch planned-swatch" /> planned
                 </span>
+                {props.holidays && props.holidays.size > 0 && (
+                    <span>
+                        <span class="swatch holiday-swatch" /> holiday (the calendar's)
+                    </span>
+                )}
                 <span>darker: more runs (UTC days)</span>
                 <Link href={href("/runs", { activity: props.activityId, from: `${year}-01-01T00:00:00Z`, to: `${year + 1}-01-01T00:00:00Z` })}>This year's runs</Link>
             </p>

@@ -5,6 +5,8 @@ import { describe, test } from "node:test";
 import type { Trigger } from "../src/api/client.js";
 import {
     activityZone,
+    businessDayWords,
+    calendarWords,
     cronWords,
     duration,
     fmtTime,
@@ -41,8 +43,45 @@ describe("cronWords", () => {
         ["0 0 L * *", "cron 0 0 L * *"],
         ["0 0 1 * 1", "cron 0 0 1 * 1"],
         ["0 0 * *", "cron 0 0 * *"],
+        // Business-day offsets.
+        ["0 9 BD3 * *", "09:00 on the 3rd business day"],
+        ["0 9 BD1 * *", "09:00 on the 1st business day"],
+        ["0 9 BD22 * *", "09:00 on the 22nd business day"],
+        ["0 9 BD11 * *", "09:00 on the 11th business day"],
+        ["30 17 BDL * *", "17:30 on the last business day"],
+        ["30 17 bdl * *", "17:30 on the last business day"],
+        ["0 9 BDL-1 * *", "09:00 on the business day before the last"],
+        ["0 9 BDL-2 1,7 *", "09:00 on the 2nd business day before the last of January, July"],
+        ["0 9 BD3,15 * *", "cron 0 9 BD3,15 * *"],
+        ["0 9 BD3 * 1-5", "cron 0 9 BD3 * 1-5"],
     ];
     for (const [expr, words] of cases) test(expr, () => assert.equal(cronWords(expr), words));
+});
+
+describe("businessDayWords", () => {
+    const cases: [string, string | null][] = [
+        ["BD2", "the 2nd business day"],
+        ["BD13", "the 13th business day"],
+        ["BD21", "the 21st business day"],
+        ["BDL", "the last business day"],
+        ["BDL-1", "the business day before the last"],
+        ["BDL-5", "the 5th business day before the last"],
+        ["15", null],
+        ["L", null],
+        ["BD", null],
+        ["BD3,15", null],
+    ];
+    for (const [field, words] of cases) test(field, () => assert.equal(businessDayWords(field), words));
+});
+
+describe("calendarWords", () => {
+    const id = "0b6f7c2e-1111-4222-8333-944445555666";
+    test("business days with a roll", () => assert.equal(calendarWords({ id, mode: "business_days", roll: "next" }, "us-nyse"), "us-nyse (business days, roll next)"));
+    test("the defaults", () => assert.equal(calendarWords({ id }, "us-nyse"), "us-nyse (business days)"));
+    test("exclude, pausing past its coverage", () =>
+        assert.equal(calendarWords({ id, mode: "exclude", beyond_coverage: "pause" }, "ops"), "ops (non-business days excluded, beyond coverage: pause)"));
+    test("an offset names no roll", () => assert.equal(calendarWords({ id, roll: "previous" }, "us-nyse", true), "us-nyse (business days)"));
+    test("without its name", () => assert.equal(calendarWords({ id, mode: "exclude" }), "calendar 0b6f7c2e (non-business days excluded)"));
 });
 
 describe("triggerWords", () => {
@@ -58,6 +97,17 @@ describe("triggerWords", () => {
         ["event", { type: "event", event_types: ["order.paid", "order.refunded"] }, "on event order.paid, order.refunded"],
     ];
     for (const [name, trigger, words] of cases) test(name, () => assert.equal(triggerWords(trigger), words));
+    const id = "0b6f7c2e-1111-4222-8333-944445555666";
+    test("a business-day offset on its calendar", () =>
+        assert.equal(
+            triggerWords({ type: "cron", cron: "0 9 BD3 * *", timezone: "America/New_York", calendar: { id, mode: "business_days", roll: "next" } }, "us-nyse"),
+            "09:00 on the 3rd business day, America/New_York; DST: first/shift; misfire: skip (grace 1 min) · us-nyse (business days)",
+        ));
+    test("a cron rolled on its calendar", () =>
+        assert.equal(
+            triggerWords({ type: "cron", cron: "0 9 * * 5", timezone: "America/New_York", calendar: { id, roll: "next" } }, "us-nyse"),
+            "09:00 on Friday, America/New_York; DST: first/shift; misfire: skip (grace 1 min) · us-nyse (business days, roll next)",
+        ));
 });
 
 test("policyOnResume says what each misfire policy does with the paused times", () => {

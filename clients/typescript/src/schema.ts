@@ -1248,6 +1248,14 @@ export interface components {
              *     `next_start` to the same `end` continues it.
              */
             next_start?: string | null;
+            /**
+             * @description Set when a time of the range is past the trigger's calendar's
+             *     `covered_until` under `beyond_coverage: pause`: the backfill paused
+             *     the activity, as a fire there would (a dry run only says it would),
+             *     and this is the pause's note. Resume it once the calendar is
+             *     extended. `null` otherwise.
+             */
+            paused?: string | null;
             times: components["schemas"]["NominalTimeOutcome"][];
         };
         /**
@@ -1662,7 +1670,10 @@ export interface components {
              *     @weekly @daily @midnight @hourly`. Day-of-month also takes `L` (last
              *     day), `L-n`, `nW` (the weekday nearest day n) and `LW`; day-of-week
              *     `d#n` (nth weekday d, `5#2`) and `dL` (last weekday d, `5L`), each
-             *     alone in its field. A range must not run backwards, the days must
+             *     alone in its field. With a `business_days` calendar, day-of-month may
+             *     be a business-day offset: `BD1`..`BD31` (the nth business day of the
+             *     month), `BDL` (the last), `BDL-1`..`BDL-30`, alone in its field, with
+             *     `*` in day-of-week. A range must not run backwards, the days must
              *     exist in some month, and the whole is at most 200 characters.
              * @example 0 * * * *
              */

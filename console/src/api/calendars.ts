@@ -13,6 +13,12 @@ export function useCalendars(cursor: string, tick = 0): Async<Schemas["Page_Cale
     return useAsync(() => unwrap(acp().GET("/v1/calendars", { params: { query: pageQuery(cursor) } })), [cursor, tick]);
 }
 
+/** The project's calendars' names by ID (the first 200), for naming the calendar a trigger uses. */
+export function useCalendarNames(tick = 0): Map<string, string> {
+    const list = useAsync(() => unwrap(acp().GET("/v1/calendars", { params: { query: pageQuery(null, 200) } })), [tick]);
+    return new Map((list.data?.items ?? []).map((c) => [c.id, c.name]));
+}
+
 /** The calendar and its ETag (sent back as If-Match by every edit). */
 export function useCalendar(id: string, tick: number): Async<{ c: Calendar; etag: string | null }> {
     return useAsync(async () => {
@@ -28,6 +34,17 @@ export function useYearDays(id: string, year: number, tick: number): Async<Schem
         () => unwrap(acp().GET("/v1/calendars/{id}/days", { params: { path: { id }, query: { from: `${year}-01-01`, to: `${year}-12-31` } } })),
         [id, year, tick],
     );
+}
+
+/** The holidays of `year` in the calendar `id` (none without one): their names by date (`2026-07-03`). */
+export function useHolidays(id: string | undefined, year: number, tick: number): Async<Map<string, string>> {
+    return useAsync(async () => {
+        const holidays = new Map<string, string>();
+        if (!id) return holidays;
+        const days = await unwrap(acp().GET("/v1/calendars/{id}/days", { params: { path: { id }, query: { from: `${year}-01-01`, to: `${year}-12-31` } } }));
+        for (const d of days.days) if (d.kind === "holiday") holidays.set(d.date, d.name ?? "holiday");
+        return holidays;
+    }, [id, year, tick]);
 }
 
 export function createCalendar(body: Schemas["CalendarRequest"]): Promise<Calendar> {

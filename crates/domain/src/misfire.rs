@@ -3,9 +3,45 @@
 
 use chrono::{DateTime, Utc};
 
-use super::calendar::dst_excludes;
+use super::calendar::{dst_excludes, times_after, times_before};
 use super::trigger::{MisfirePolicy, ScheduledTrigger};
-use super::window::{nominal_times_between, previous_nominal};
+
+/// Which of a cadence's times are the trigger's own: all of them, except
+/// under a business-day offset, whose cadence fires every day and whose
+/// calendar keeps one day a month (`business_calendar::is_time`).
+pub type IsTime<'a> = &'a dyn Fn(DateTime<Utc>) -> bool;
+
+/// How many of the cadence's times a question looks back over for the
+/// trigger's previous own time.
+const MAX_LOOK_BACK: usize = 200_000;
+
+/// The trigger's own times in `(after, until]`, oldest first, at most `cap`.
+fn own_times_between(
+    trigger: &ScheduledTrigger,
+    is_time: IsTime<'_>,
+    after: DateTime<Utc>,
+    until: DateTime<Utc>,
+    cap: usize,
+) -> Vec<DateTime<Utc>> {
+    times_after(&trigger.cadence, after)
+        .map(|t| t.at)
+        .take_while(|t| *t <= until)
+        .filter(|t| is_time(*t))
+        .take(cap)
+        .collect()
+}
+
+/// The trigger's own time before `at`, if any.
+fn own_previous(
+    trigger: &ScheduledTrigger,
+    is_time: IsTime<'_>,
+    at: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    times_before(&trigger.cadence, at)
+        .map(|t| t.at)
+        .take(MAX_LOOK_BACK)
+        .find(|t| is_time(*t))
+}
 
 named_enum! {
     /// Why a recorded run did not execute.
@@ -158,18 +194,35 @@ pub fn catch_up_times(
     scheduled_for: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Vec<DateTime<Utc>> {
-    let due = nominal_times_between(&trigger.cadence, scheduled_for, now, 1_000_000);
+    catch_up_times_among(trigger, &|_| true, scheduled_for, now)
+}
+
+/// [`catch_up_times`] among the trigger's own times (`is_time`).
+pub fn catch_up_times_among(
+    trigger: &ScheduledTrigger,
+    is_time: IsTime<'_>,
+    scheduled_for: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Vec<DateTime<Utc>> {
+    let due = own_times_between(trigger, is_time, scheduled_for, now, 1_000_000);
     split_missed(trigger, &due).run.to_vec()
 }
 
 pub fn decide(trigger: &ScheduledTrigger, fire: Fire) -> Decision {
+    decide_among(trigger, &|_| true, fire)
+}
+
+/// [`decide`], counting only the trigger's own times (`is_time`): how far
+/// behind a fire is, where its window starts, which time a compressed run
+/// is for.
+pub fn decide_among(trigger: &ScheduledTrigger, is_time: IsTime<'_>, fire: Fire) -> Decision {
     // Exactly the policy's times run, whatever the engine fires; a time the
     // service asked for is one of the policy's, unless the trigger changed
     // since, and then the policy of now decides.
     if dst_excludes(&trigger.cadence, fire.scheduled_for) {
         return Decision::Skip(SkipReason::DstPolicy);
     }
-    let previous = previous_nominal(&trigger.cadence, fire.scheduled_for);
+    let previous = own_previous(trigger, is_time, fire.scheduled_for);
     let policy = trigger.misfire_policy;
     if fire.requested {
         let window_start = match policy {
@@ -194,7 +247,7 @@ pub fn decide(trigger: &ScheduledTrigger, fire: Fire) -> Decision {
         MisfirePolicy::Catchup => {
             let limit = trigger.catchup_limit.get() as usize;
             let behind =
-                nominal_times_between(&trigger.cadence, fire.scheduled_for, fire.now, limit).len();
+                own_times_between(trigger, is_time, fire.scheduled_for, fire.now, limit).len();
             if behind < limit {
                 Decision::Run {
                     window_start: previous,
@@ -204,8 +257,7 @@ pub fn decide(trigger: &ScheduledTrigger, fire: Fire) -> Decision {
             }
         }
         MisfirePolicy::Compress => {
-            let due =
-                nominal_times_between(&trigger.cadence, fire.scheduled_for, fire.now, 1_000_000);
+            let due = own_times_between(trigger, is_time, fire.scheduled_for, fire.now, 1_000_000);
             match due.last() {
                 None => Decision::Run {
                     window_start: compressed_start(

@@ -54,15 +54,19 @@ fn run_count(policy: MisfirePolicy, trigger: &ScheduledTrigger) -> (usize, Optio
 
 /// Decides the nominal times in `(since, until]` that are not in `ran`.
 /// `last_window_end` is where the last window a run covered ended.
+/// `is_time` says which of the cadence's times are the trigger's own (a
+/// business-day offset keeps one day a month of its plain cadence).
 pub fn plan_resume(
     trigger: &ScheduledTrigger,
     since: DateTime<Utc>,
     until: DateTime<Utc>,
     ran: &HashSet<DateTime<Utc>>,
     last_window_end: Option<DateTime<Utc>>,
+    is_time: &dyn Fn(DateTime<Utc>) -> bool,
 ) -> ResumePlan {
     let within = |t: &DateTime<Utc>| {
-        trigger.start_at.is_none_or(|s| *t >= s)
+        is_time(*t)
+            && trigger.start_at.is_none_or(|s| *t >= s)
             && trigger.end_at.is_none_or(|e| *t <= e)
             && !ran.contains(t)
     };
@@ -173,7 +177,14 @@ mod tests {
             ),
         ];
         for (policy, limit, run, skipped, window) in cases {
-            let plan = plan_resume(&trigger(policy, 10, limit), t(5), t(100), &ran, None);
+            let plan = plan_resume(
+                &trigger(policy, 10, limit),
+                t(5),
+                t(100),
+                &ran,
+                None,
+                &|_| true,
+            );
             assert_eq!(plan.missed, 9, "{policy:?}");
             assert_eq!(
                 plan.run,
@@ -199,11 +210,11 @@ mod tests {
         let tr = trigger(MisfirePolicy::Compress, 10, 1);
         let none = HashSet::new();
         // A window that ended before the pause widens the run further back.
-        let plan = plan_resume(&tr, t(5), t(100), &none, Some(t(-20)));
+        let plan = plan_resume(&tr, t(5), t(100), &none, Some(t(-20)), &|_| true);
         assert_eq!(plan.window_start, Some(t(-20)));
         // One that ended later (a run in the moment of the pause) does not
         // narrow it.
-        let plan = plan_resume(&tr, t(5), t(100), &none, Some(t(30)));
+        let plan = plan_resume(&tr, t(5), t(100), &none, Some(t(30)), &|_| true);
         assert_eq!(plan.window_start, Some(t(0)));
     }
 
@@ -211,13 +222,16 @@ mod tests {
     fn nothing_missed_and_start_end_clip() {
         let tr = trigger(MisfirePolicy::Catchup, 10, 3);
         let none = HashSet::new();
-        assert_eq!(plan_resume(&tr, t(1), t(9), &none, None).missed, 0);
+        assert_eq!(
+            plan_resume(&tr, t(1), t(9), &none, None, &|_| true).missed,
+            0
+        );
         let clipped = ScheduledTrigger {
             start_at: Some(t(50)),
             end_at: Some(t(70)),
             ..tr
         };
-        let plan = plan_resume(&clipped, t(5), t(100), &none, None);
+        let plan = plan_resume(&clipped, t(5), t(100), &none, None, &|_| true);
         assert_eq!((plan.missed, plan.run), (3, vec![t(50), t(60), t(70)]));
     }
 
@@ -226,7 +240,7 @@ mod tests {
         // Every second for 30 days: 2,592,000 missed times.
         let tr = trigger(MisfirePolicy::Catchup, 1, 3);
         let days = 30 * 86_400;
-        let plan = plan_resume(&tr, t(0), t(days), &HashSet::new(), None);
+        let plan = plan_resume(&tr, t(0), t(days), &HashSet::new(), None, &|_| true);
         assert_eq!(plan.missed, days as u64);
         assert_eq!(plan.run, vec![t(days - 2), t(days - 1), t(days)]);
         let span = plan.skipped.unwrap();

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-use super::business_calendar::CalendarRule;
+use super::business_calendar::{BusinessDayRule, CalendarRule, split_cron};
 use super::calendar::{CronSchedule, DstPolicy};
 use super::duration::IsoDuration;
 
@@ -19,6 +19,11 @@ pub struct CronExpr {
     text: String,
     #[serde(skip)]
     schedule: CronSchedule,
+    /// A business-day offset in day-of-month (`BD3`, `BDL`, `BDL-1`): then
+    /// `schedule` has `*` there, and the trigger's business calendar picks
+    /// the day of each month.
+    #[serde(skip)]
+    business_day: Option<BusinessDayRule>,
 }
 
 impl CronExpr {
@@ -30,18 +35,28 @@ impl CronExpr {
         if text.len() > 200 {
             return Err("must be at most 200 characters".into());
         }
-        let schedule = CronSchedule::parse(text)?;
+        let (schedule, business_day) = match split_cron(text)? {
+            Some((plain, rule)) => (CronSchedule::parse(&plain)?, Some(rule)),
+            None => (CronSchedule::parse(text)?, None),
+        };
         Ok(Self {
             text: text.to_owned(),
             schedule,
+            business_day,
         })
+    }
+
+    /// The business-day offset of its day-of-month, if it has one.
+    pub fn business_day(&self) -> Option<BusinessDayRule> {
+        self.business_day
     }
 
     pub fn as_str(&self) -> &str {
         &self.text
     }
 
-    /// The parsed sets; `calendar` computes times from them.
+    /// The parsed sets; `calendar` computes times from them. With a
+    /// business-day offset, every day of the allowed months.
     pub fn schedule(&self) -> &CronSchedule {
         &self.schedule
     }

@@ -12,6 +12,7 @@ use acp_domain::alert::{
     self, Alert, AlertKind, Breach, LOOKBACK, MAX_TIMES, Schedule, late_start_events,
     late_start_scheduled,
 };
+use acp_domain::business_calendar::is_time;
 use acp_domain::project::ProjectId;
 use acp_domain::query::AlertFilter;
 use acp_domain::timeline::History;
@@ -195,6 +196,15 @@ impl Alerts {
         let mut times = nominal_times_between(&trigger.cadence, since, now, usize::MAX >> 1);
         // No fires after `end_at`: nothing is expected of those times.
         times.retain(|t| trigger.end_at.is_none_or(|end| *t <= end));
+        // A business-day offset's cadence fires every day; only the
+        // offset's day is a time of the activity.
+        if let Some(rule) = trigger.calendar.filter(|r| r.business_day.is_some()) {
+            match self.calendars.get(rule.id).await {
+                Ok(record) => times.retain(|t| is_time(&record.calendar, &rule, *t)),
+                Err(StoreError::NotFound) => {}
+                Err(err) => return Err(err),
+            }
+        }
         if times.len() > MAX_TIMES {
             times.drain(..times.len() - MAX_TIMES);
         }

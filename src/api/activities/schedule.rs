@@ -275,6 +275,12 @@ pub struct BackfillResponse {
     pub next_start: Option<DateTime<Utc>>,
     /// `true`: nothing was run; `backfilled` says what would run.
     pub dry_run: bool,
+    /// Set when a time of the range is past the trigger's calendar's
+    /// `covered_until` under `beyond_coverage: pause`: the backfill paused
+    /// the activity, as a fire there would (a dry run only says it would),
+    /// and this is the pause's note. Resume it once the calendar is
+    /// extended. `null` otherwise.
+    pub paused: Option<String>,
 }
 
 fn parse_instant(field: &str, text: &str) -> ApiResult<DateTime<Utc>> {
@@ -334,6 +340,7 @@ pub async fn backfill_activity(
             times: outcome.times.into_iter().map(Into::into).collect(),
             next_start: outcome.next_start,
             dry_run: outcome.dry_run,
+            paused: outcome.paused,
         }),
     ))
 }

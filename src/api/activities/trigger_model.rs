@@ -41,7 +41,9 @@ pub struct TriggerBody {
     /// @monthly @weekly @daily @midnight @hourly`. Day-of-month also takes
     /// `L` (last day), `L-n`, `nW` (the weekday nearest day n) and `LW`;
     /// day-of-week `d#n` (nth weekday d) and `dL` (last weekday d), each
-    /// alone in its field. A range must not run backwards, the days must
+    /// alone in its field. With a `business_days` calendar, day-of-month may
+    /// be a business-day offset (`BD3`, `BDL`, `BDL-1`), alone, with `*` in
+    /// day-of-week. A range must not run backwards, the days must
     /// exist in some month, and the whole is at most 200 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cron: Option<String>,
@@ -312,7 +314,25 @@ pub(super) fn parse_trigger(errors: &mut Errors, body: TriggerBody) -> Option<Tr
         .jitter
         .as_deref()
         .map(|t| errors.take("trigger.jitter", IsoDuration::parse(t)));
-    let calendar = body.calendar.as_ref().map(|c| parse_calendar(errors, c));
+    let mut calendar = body.calendar.as_ref().map(|c| parse_calendar(errors, c));
+    if let Some(Cadence::Cron { cron, .. }) = &cadence
+        && let Some(offset) = cron.business_day()
+    {
+        match &mut calendar {
+            Some(Some(rule)) if rule.mode == CalendarMode::BusinessDays => {
+                rule.business_day = Some(offset);
+            }
+            Some(None) => {}
+            _ => errors.push(
+                "trigger.cron",
+                format!(
+                    "the business-day offset `{offset}` needs a calendar with mode \
+                     business_days (`trigger.calendar`): its business days say which day \
+                     of the month it is"
+                ),
+            ),
+        }
+    }
     Some(Trigger::Scheduled(ScheduledTrigger {
         cadence: cadence?,
         misfire_policy: misfire_policy?,
@@ -356,6 +376,7 @@ fn parse_calendar(errors: &mut Errors, body: &CalendarBody) -> Option<CalendarRu
         mode: mode?,
         roll: roll?,
         beyond_coverage: beyond_coverage?,
+        business_day: None,
     })
 }
 

@@ -31,7 +31,7 @@ const CRON: &str = concat!(
     r"^(?:@(?:yearly|annually|monthly|weekly|daily|midnight|hourly)|",
     r"(?:\*|(?:[0-5]?[0-9])(?:-(?:[0-5]?[0-9]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:[0-5]?[0-9])(?:-(?:[0-5]?[0-9]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +",
     r"(?:\*|(?:[01]?[0-9]|2[0-3])(?:-(?:[01]?[0-9]|2[0-3]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:[01]?[0-9]|2[0-3])(?:-(?:[01]?[0-9]|2[0-3]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +",
-    r"(?:[Ll](?:-(?:0?[1-9]|[12][0-9]|30))?|[Ll][Ww]|(?:0?[1-9]|[12][0-9]|3[01])[Ww]|(?:\*|(?:0?[1-9]|[12][0-9]|3[01])(?:-(?:0?[1-9]|[12][0-9]|3[01]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[1-9]|[12][0-9]|3[01])(?:-(?:0?[1-9]|[12][0-9]|3[01]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)*) +",
+    r"(?:[Bb][Dd](?:0?[1-9]|[12][0-9]|3[01]|[Ll](?:-(?:0?[1-9]|[12][0-9]|30))?)|[Ll](?:-(?:0?[1-9]|[12][0-9]|30))?|[Ll][Ww]|(?:0?[1-9]|[12][0-9]|3[01])[Ww]|(?:\*|(?:0?[1-9]|[12][0-9]|3[01])(?:-(?:0?[1-9]|[12][0-9]|3[01]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[1-9]|[12][0-9]|3[01])(?:-(?:0?[1-9]|[12][0-9]|3[01]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)*) +",
     r"(?:\*|(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc])(?:-(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc])(?:-(?:0?[1-9]|1[0-2]|[Jj][Aa][Nn]|[Ff][Ee][Bb]|[Mm][Aa][Rr]|[Aa][Pp][Rr]|[Mm][Aa][Yy]|[Jj][Uu][Nn]|[Jj][Uu][Ll]|[Aa][Uu][Gg]|[Ss][Ee][Pp]|[Oo][Cc][Tt]|[Nn][Oo][Vv]|[Dd][Ee][Cc]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)* +",
     r"(?:(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt])(?:#0?[1-5]|[Ll])|(?:\*|(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt])(?:-(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?(?:,(?:\*|(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt])(?:-(?:0?[0-7]|[Ss][Uu][Nn]|[Mm][Oo][Nn]|[Tt][Uu][Ee]|[Ww][Ee][Dd]|[Tt][Hh][Uu]|[Ff][Rr][Ii]|[Ss][Aa][Tt]))?)(?:/(?:0?[1-9]|[1-9][0-9]))?)*))$",
 );
@@ -98,7 +98,10 @@ fn cron() -> Object {
          @weekly @daily @midnight @hourly`. Day-of-month also takes `L` (last\n\
          day), `L-n`, `nW` (the weekday nearest day n) and `LW`; day-of-week\n\
          `d#n` (nth weekday d, `5#2`) and `dL` (last weekday d, `5L`), each\n\
-         alone in its field. A range must not run backwards, the days must\n\
+         alone in its field. With a `business_days` calendar, day-of-month may\n\
+         be a business-day offset: `BD1`..`BD31` (the nth business day of the\n\
+         month), `BDL` (the last), `BDL-1`..`BDL-30`, alone in its field, with\n\
+         `*` in day-of-week. A range must not run backwards, the days must\n\
          exist in some month, and the whole is at most 200 characters.",
         CRON,
         "0 * * * *",

@@ -2,6 +2,7 @@ import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { can } from "../../api";
 import { useActivities } from "../../api/activities";
+import { useCalendarNames } from "../../api/calendars";
 import { activityFilterOf } from "../../api/query";
 import { activityZone, zoneOf } from "../../format";
 import { href, Link, useLoc } from "../../router";
@@ -22,6 +23,7 @@ export function ActivitiesView(): JSX.Element {
     }, []);
     const list = useActivities(filter, cursor);
     const [tick, setTick] = useState(0);
+    const calendars = useCalendarNames(tick);
     useStream(
         (c) => c.kind.startsWith("activity.") || c.kind.startsWith("run.") || c.kind.startsWith("alert."),
         () => {
@@ -69,7 +71,7 @@ export function ActivitiesView(): JSX.Element {
                     </thead>
                     <tbody>
                         {items.map((a) => (
-                            <Row a={a} key={a.id} zone={zoneOf(mode, activityZone(a))} tick={tick} />
+                            <Row a={a} key={a.id} zone={zoneOf(mode, activityZone(a))} tick={tick} calendars={calendars} />
                         ))}
                     </tbody>
                 </table>

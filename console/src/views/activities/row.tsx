@@ -6,8 +6,9 @@ import { href, Link } from "../../router";
 import { Status } from "../../ui";
 import { Sparkline } from "./sparkline";
 
-/** One activity of the list: trigger in words, next fire, last run, 24 h sparkline, open alerts, state. */
-export function Row({ a, zone, tick }: { a: Activity; zone: string; tick: number }): JSX.Element {
+/** One activity of the list: trigger in words (with its calendar's name from `calendars`), next fire, last run, 24 h sparkline, open alerts, state. */
+export function Row({ a, zone, tick, calendars }: { a: Activity; zone: string; tick: number; calendars: Map<string, string> }): JSX.Element {
+    const calendarId = a.trigger.type === "event" ? undefined : a.trigger.calendar?.id;
     const s = a.summary;
     const next = s?.next_fire ?? a.schedule.next_fire_times[0] ?? null;
     return (
@@ -26,7 +27,7 @@ export function Row({ a, zone, tick }: { a: Activity; zone: string; tick: number
                 </div>
             </td>
             <td data-label="Trigger" class="trigger">
-                {triggerWords(a.trigger)}
+                {triggerWords(a.trigger, calendarId ? calendars.get(calendarId) : null)}
             </td>
             <td data-label="Next fire">
                 {next ? (

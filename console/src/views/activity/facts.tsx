@@ -1,5 +1,6 @@
 import type { JSX } from "preact";
 import type { Activity } from "../../api";
+import { useCalendarNames } from "../../api/calendars";
 import { activityZone, fmtTime, labelsText, relative, triggerWords, zoneOf } from "../../format";
 import { href, Link } from "../../router";
 import { temporalScheduleUrl } from "../../settings";
@@ -11,10 +12,12 @@ export function Facts({ a }: { a: Activity }): JSX.Element {
     const mode = useZoneMode();
     const zone = zoneOf(mode, activityZone(a));
     const s = a.summary;
+    const calendars = useCalendarNames();
+    const calendarId = a.trigger.type === "event" ? undefined : a.trigger.calendar?.id;
     return (
         <dl class="facts">
             <dt>Trigger</dt>
-            <dd>{triggerWords(a.trigger)}</dd>
+            <dd data-testid="trigger-words">{triggerWords(a.trigger, calendarId ? calendars.get(calendarId) : null)}</dd>
             {a.description && (
                 <>
                     <dt>Description</dt>

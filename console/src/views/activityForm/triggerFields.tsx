@@ -1,4 +1,5 @@
 import type { JSX } from "preact";
+import { businessDayWords } from "../../format";
 import { useCalendars } from "../../api/calendars";
 import type { FormState } from "./model";
 
@@ -102,6 +103,8 @@ function CalendarFields({ f, set }: { f: FormState; set: <K extends keyof FormSt
     const calendars = list.data?.items ?? [];
     // A calendar named by the activity but beyond the first page still shows.
     const known = !f.calendarId || calendars.some((c) => c.id === f.calendarId);
+    // A business-day offset's times are business days: nothing to roll.
+    const offset = f.kind === "cron" ? businessDayWords(f.cron.trim().split(/\s+/)[2] ?? "") : null;
     return (
         <div class="row" data-testid="calendar-fields">
             <label>
@@ -125,7 +128,12 @@ function CalendarFields({ f, set }: { f: FormState; set: <K extends keyof FormSt
                             <option value="exclude">exclude non-business days</option>
                         </select>
                     </label>
-                    {f.calendarMode === "business_days" && (
+                    {f.calendarMode === "business_days" && offset && (
+                        <p class="muted small" data-testid="offset-note">
+                            The cron names {offset} of the month: a business day, so no roll applies.
+                        </p>
+                    )}
+                    {f.calendarMode === "business_days" && !offset && (
                         <label>
                             On a non-business day
                             <select name="calendar_roll" value={f.roll} onChange={(e) => set("roll", (e.target as HTMLSelectElement).value as FormState["roll"])}>

@@ -41,6 +41,10 @@ pub fn apply_to_backfill(
     let mut cadence: BTreeMap<DateTime<Utc>, PlannedTime> = BTreeMap::new();
     for t in &backfill.times {
         match t.planned {
+            // Not a time of a business-day offset's trigger: not part of
+            // the answer, whatever the DST policy says of it.
+            _ if rule.business_day.is_some()
+                && super::fate(named.calendar, rule, t.at) == super::Fate::NotATime => {}
             // The DST policy's declines are not the calendar's to decide.
             Planned::Declined(_) => {
                 out.insert(
@@ -116,6 +120,7 @@ pub fn apply_to_catch_up(
     let mut out = CatchUp::default();
     for t in times {
         match super::fate(calendar, rule, *t) {
+            super::Fate::NotATime => {}
             super::Fate::Run => out.run.push(*t),
             super::Fate::Excluded(reason) => out.skipped.push((*t, SkipReason::from(&reason))),
             super::Fate::Rolled { .. } => {

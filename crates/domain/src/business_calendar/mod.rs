@@ -37,9 +37,9 @@ pub use input::{
 };
 pub use plan::{
     BeyondCoverage, CalendarMode, CalendarReason, CalendarRule, Fate, MAX_SCANNED, Named, Outcome,
-    Planned, fate, plan, runs_after, runs_at, runs_before,
+    Planned, fate, is_time, plan, runs_after, runs_at, runs_before,
 };
-pub use rule::BusinessDayRule;
+pub use rule::{BusinessDayRule, split_cron};
 
 use crate::trigger::TimeZoneName;
 
@@ -160,6 +160,18 @@ impl BusinessCalendar {
     /// The last date the calendar is known to be right; `None`: no limit.
     pub fn covered_until(&self) -> Option<NaiveDate> {
         self.covered_until
+    }
+
+    /// The note an activity is paused with when a time of it is past the
+    /// coverage under `beyond_coverage: pause` (by the launcher, a backfill
+    /// or a resume's catch-up).
+    pub fn coverage_pause_note(&self) -> String {
+        format!(
+            "paused: {} is not covered past {}",
+            self.name,
+            self.covered_until
+                .map_or_else(String::new, |d| d.to_string())
+        )
     }
 
     /// Whether `date` is within the coverage.

@@ -8,11 +8,11 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Days, NaiveDate, Utc};
+use chrono::{DateTime, Datelike, Days, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::{BusinessCalendar, NotBusiness, Roll};
+use super::{BusinessCalendar, BusinessDayRule, NotBusiness, Roll};
 use crate::calendar::{NominalTime, TimeNote, WallTime, resolve};
 
 named_enum! {
@@ -49,6 +49,11 @@ pub struct CalendarRule {
     /// `skip` in mode `exclude`.
     pub roll: Roll,
     pub beyond_coverage: BeyondCoverage,
+    /// The cron's business-day offset (`BD3`): the cadence is then a
+    /// superset (every day of the allowed months) and only the offset's day
+    /// of each month is a time of the trigger. Set from the cron with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub business_day: Option<BusinessDayRule>,
 }
 
 /// Why the calendar keeps a time from running at its own instant.
@@ -64,6 +69,10 @@ pub enum CalendarReason {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fate {
     Run,
+    /// Not a time of the trigger at all: a time of the plain cadence on a
+    /// day other than the business-day offset's. Nothing runs and nothing
+    /// is recorded, as for any instant the cron does not name.
+    NotATime,
     /// Does not run.
     Excluded(CalendarReason),
     /// Does not run at its own time; runs at `to` instead, if `to` itself
@@ -95,6 +104,18 @@ fn same_wall_time(
 /// What `rule` makes of the time `at`.
 pub fn fate(calendar: &BusinessCalendar, rule: &CalendarRule, at: DateTime<Utc>) -> Fate {
     let date = local_date(calendar, at);
+    if let Some(offset) = rule.business_day {
+        let day = calendar.business_day_of_month(date.year(), date.month(), offset);
+        if day.date != Some(date) {
+            return Fate::NotATime;
+        }
+        // Finding the day looked past the coverage (`BDL` in a month the
+        // calendar covers only in part): the day may be wrong, so the time
+        // is beyond coverage as a time on an uncovered date is.
+        if day.beyond_coverage && rule.beyond_coverage != BeyondCoverage::Run {
+            return Fate::Excluded(CalendarReason::BeyondCoverage);
+        }
+    }
     if !calendar.covers(date) && rule.beyond_coverage != BeyondCoverage::Run {
         return Fate::Excluded(CalendarReason::BeyondCoverage);
     }
@@ -122,6 +143,13 @@ pub fn fate(calendar: &BusinessCalendar, rule: &CalendarRule, at: DateTime<Utc>)
     }
 }
 
+/// Whether `at`, a time of the trigger's plain cadence, is a time of the
+/// trigger: always, but under a business-day offset only on the offset's
+/// day of the month.
+pub fn is_time(calendar: &BusinessCalendar, rule: &CalendarRule, at: DateTime<Utc>) -> bool {
+    rule.business_day.is_none() || fate(calendar, rule, at) != Fate::NotATime
+}
+
 /// Where `at` runs, if anywhere: itself, or the time it rolls to when that
 /// time runs.
 pub fn runs_at(
@@ -131,7 +159,7 @@ pub fn runs_at(
 ) -> Option<DateTime<Utc>> {
     match fate(calendar, rule, at) {
         Fate::Run => Some(at),
-        Fate::Excluded(_) => None,
+        Fate::NotATime | Fate::Excluded(_) => None,
         Fate::Rolled { to, .. } => {
             to.filter(|to| *to != at && fate(calendar, rule, *to) == Fate::Run)
         }
@@ -342,6 +370,7 @@ pub fn plan(
     for t in in_range.iter().chain(near) {
         let own = in_range.contains(t);
         let (outcome, detail) = match fate(calendar, rule, t.at) {
+            Fate::NotATime => continue,
             Fate::Run => (Outcome::Run, None),
             Fate::Excluded(reason) => {
                 let detail = named.describe(&reason);

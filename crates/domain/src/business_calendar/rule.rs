@@ -64,3 +64,47 @@ impl fmt::Display for BusinessDayRule {
         }
     }
 }
+
+impl serde::Serialize for BusinessDayRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for BusinessDayRule {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A cron whose day-of-month is a business-day offset (`0 9 BD3 * *`),
+/// split into the plain cron the engine fires (the same with `*` there: a
+/// superset of the offset's days) and the offset. `Ok(None)`: the
+/// day-of-month is no offset, and the cron is parsed as it is.
+pub fn split_cron(text: &str) -> Result<Option<(String, BusinessDayRule)>, String> {
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    let [minute, hour, day, month, weekday] = fields[..] else {
+        return Ok(None);
+    };
+    let upper = day.to_ascii_uppercase();
+    if !upper.contains("BD") {
+        return Ok(None);
+    }
+    let bad = |why: &str| format!("`{day}` is not a valid day-of-month field: {why}");
+    if upper.contains(',') {
+        return Err(bad(
+            "a business-day offset stands alone in its field; it does not mix with other \
+             days in a list (one activity per offset)",
+        ));
+    }
+    let rule = BusinessDayRule::parse(&upper).map_err(|m| bad(&m))?;
+    if weekday != "*" {
+        return Err(format!(
+            "`{weekday}` is not a valid day-of-week field: next to the business-day offset \
+             `{rule}` it must be `*` (the offset names the day; use the calendar's weekend \
+             days for the days of the week)"
+        ));
+    }
+    Ok(Some((format!("{minute} {hour} * {month} *"), rule)))
+}

@@ -254,3 +254,47 @@ fn a_fire_the_dst_policy_excludes_is_skipped_whatever_the_misfire_policy() {
         }
     }
 }
+
+/// Under a business-day offset only some of the cadence's times are the
+/// trigger's (here every third, as one day a month is of a daily cadence):
+/// the rule counts, windows and compresses over those alone.
+#[test]
+fn the_rule_counts_only_the_triggers_own_times() {
+    // The times at 0, 30, 60 … are the trigger's; its cadence fires every 10.
+    let own: IsTime<'_> = &|at: DateTime<Utc>| (at - t(0)).num_seconds() % 30 == 0;
+    // Compress, 25 seconds late: the cadence's 100 and 110 are no times of
+    // the trigger, so the fire at 90 runs itself, from the previous own
+    // time (60), not for the cadence's latest time.
+    let tr = trigger(MisfirePolicy::Compress, 10);
+    assert_eq!(
+        decide_among(&tr, own, fire(90, 115, None)),
+        Decision::Run {
+            window_start: Some(t(60))
+        }
+    );
+    assert_eq!(
+        decide(&tr, fire(90, 115, None)),
+        Decision::Compress {
+            latest: t(110),
+            window_start: Some(t(80))
+        }
+    );
+    // Catch-up with a limit of 2: two of the cadence's times behind, but
+    // none of the trigger's, so it runs; four of its own behind, it skips
+    // and the newest two of its own are caught up.
+    let tr = trigger(MisfirePolicy::Catchup, 2);
+    assert_eq!(
+        decide_among(&tr, own, fire(90, 115, None)),
+        Decision::Run {
+            window_start: Some(t(60))
+        }
+    );
+    assert_eq!(
+        decide_among(&tr, own, fire(90, 215, None)),
+        Decision::Skip(SkipReason::CatchupLimit)
+    );
+    assert_eq!(
+        catch_up_times_among(&tr, own, t(90), t(215)),
+        vec![t(180), t(210)]
+    );
+}

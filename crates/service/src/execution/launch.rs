@@ -4,9 +4,9 @@
 
 use super::{Execution, ExecutionResult};
 use acp_domain::audit::Actor;
-use acp_domain::business_calendar::{BeyondCoverage, Fate, fate};
+use acp_domain::business_calendar::{BeyondCoverage, Fate, fate, is_time};
 use acp_domain::ids;
-use acp_domain::misfire::{Decision, Fire, SkipReason, catch_up_times, decide};
+use acp_domain::misfire::{Decision, Fire, SkipReason, catch_up_times_among, decide_among};
 use acp_domain::run::RunTrigger;
 use acp_domain::trigger::Cadence;
 use acp_store::StoreError;
@@ -76,6 +76,7 @@ impl Execution {
                 .await?;
             Ok(())
         };
+        let mut calendar = None;
         if let Some(rule) = &trigger.calendar {
             // The engine fires the plain cadence; the calendar decides here,
             // before the misfire rule, which of its times run. A time rolled
@@ -83,20 +84,17 @@ impl Execution {
             // reconciler when the engine does not fire it).
             match self.calendars.get(rule.id).await {
                 Ok(record) => match fate(&record.calendar, rule, input.scheduled_for) {
-                    Fate::Run => {}
+                    Fate::Run => calendar = Some((record, *rule)),
+                    // The engine fires a business-day offset's plain cadence
+                    // (every day); only the offset's day is a time of the
+                    // trigger, so another day's fire leaves no trace.
+                    Fate::NotATime => return Ok(none("not the business day of the month")),
                     Fate::Excluded(reason) => {
                         let reason = SkipReason::from(&reason);
                         if reason == SkipReason::BeyondCoverage
                             && rule.beyond_coverage == BeyondCoverage::Pause
                         {
-                            let note = format!(
-                                "paused: {} is not covered past {}",
-                                record.calendar.name(),
-                                record
-                                    .calendar
-                                    .covered_until()
-                                    .map_or_else(String::new, |d| d.to_string())
-                            );
+                            let note = record.calendar.coverage_pause_note();
                             self.activities
                                 .set_paused(
                                     activity.id,
@@ -123,7 +121,14 @@ impl Execution {
                 Err(err) => return Err(err.into()),
             }
         }
-        Ok(match decide(trigger, fire) {
+        // The misfire rule counts the trigger's own times: under a
+        // business-day offset, not the other days its cadence fires on.
+        let own = |t: chrono::DateTime<chrono::Utc>| {
+            calendar
+                .as_ref()
+                .is_none_or(|(record, rule)| is_time(&record.calendar, rule, t))
+        };
+        Ok(match decide_among(trigger, &own, fire) {
             Decision::Run { window_start } => Prepared {
                 run: Some(run_at(input.scheduled_for, window_start)),
                 workflow_id: Some(ids::scheduled_run_workflow_id(
@@ -134,7 +139,7 @@ impl Execution {
             },
             Decision::Skip(reason) => {
                 if reason == SkipReason::CatchupLimit {
-                    let times = catch_up_times(trigger, input.scheduled_for, fire.now);
+                    let times = catch_up_times_among(trigger, &own, input.scheduled_for, fire.now);
                     self.runs.plan_catch_up(activity.id, &times).await?;
                     tracing::info!(
                         scheduled_for = %input.scheduled_for,

@@ -13,10 +13,11 @@ use super::{
 use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::backfill::{BackfillPlan, Planned, plan_backfill};
 use acp_domain::business_calendar::{
-    CalendarRecord, CalendarTime, Named, apply_to_backfill, near_range,
+    BeyondCoverage, CalendarRecord, CalendarTime, Named, apply_to_backfill, near_range,
 };
 use acp_domain::calendar::times_after;
 use acp_domain::ids;
+use acp_domain::misfire::SkipReason;
 use acp_domain::timeline::TimeAction;
 use acp_domain::trigger::ScheduledTrigger;
 
@@ -92,6 +93,13 @@ impl Schedules {
             self.request_backfill(&activity, &todo, None, Some((actor, &note)))
                 .await?
         };
+        // As the launcher does with a fire past the coverage under
+        // `beyond_coverage: pause`: the activity stops until someone extends
+        // the calendar and resumes it.
+        let paused = pause_note(trigger, calendar.as_ref(), &times);
+        if let Some(note) = paused.as_deref().filter(|_| !dry_run && !activity.paused) {
+            self.set_paused(id, true, Some(note), actor).await?;
+        }
         let times = times
             .into_iter()
             .map(|t| {
@@ -114,8 +122,26 @@ impl Schedules {
             times,
             next_start: plan.next_start,
             dry_run,
+            paused,
         })
     }
+}
+
+/// Why the backfill pauses the activity: a time of it is past the
+/// calendar's coverage and the trigger says `beyond_coverage: pause`.
+fn pause_note(
+    trigger: &ScheduledTrigger,
+    calendar: Option<&CalendarRecord>,
+    times: &[CalendarTime],
+) -> Option<String> {
+    let (Some(rule), Some(record)) = (&trigger.calendar, calendar) else {
+        return None;
+    };
+    let beyond = times
+        .iter()
+        .any(|t| t.time.planned == Planned::Excluded(SkipReason::BeyondCoverage));
+    (rule.beyond_coverage == BeyondCoverage::Pause && beyond)
+        .then(|| record.calendar.coverage_pause_note())
 }
 
 /// The plan's times under the trigger's calendar, when it names one that

@@ -55,6 +55,10 @@ pub struct BackfillOutcome {
     pub next_start: Option<DateTime<Utc>>,
     /// Nothing was run: the answer says what a backfill would do.
     pub dry_run: bool,
+    /// The note the backfill paused the activity with (in a dry run, would
+    /// pause it with): a time of the range is past its calendar's coverage
+    /// under `beyond_coverage: pause`.
+    pub paused: Option<String>,
 }
 
 /// A pause or a resume, and (for a resume of a pause) what became of the
@@ -97,6 +101,22 @@ pub fn run_trigger(trigger: &ScheduledTrigger) -> RunTrigger {
     match trigger.cadence {
         Cadence::Cron { .. } => RunTrigger::Cron,
         Cadence::Interval { .. } => RunTrigger::Interval,
+    }
+}
+
+/// Whether `at`, a time of the trigger's plain cadence, is one of its own
+/// times (see `business_calendar::is_time`); without its calendar, every
+/// time is.
+fn is_time(
+    trigger: &ScheduledTrigger,
+    calendar: Option<&acp_domain::business_calendar::CalendarRecord>,
+    at: DateTime<Utc>,
+) -> bool {
+    match (&trigger.calendar, calendar) {
+        (Some(rule), Some(record)) => {
+            acp_domain::business_calendar::is_time(&record.calendar, rule, at)
+        }
+        _ => true,
     }
 }
 

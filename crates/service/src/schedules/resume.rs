@@ -8,7 +8,9 @@ use chrono::{DateTime, Utc};
 use super::{PauseOutcome, Result, Schedules, TimeOutcome, executed_times, scheduled};
 use crate::activities::SyncOutcome;
 use acp_domain::activity::{Activity, SyncState};
-use acp_domain::business_calendar::{Named, apply_to_catch_up, plan as plan_calendar};
+use acp_domain::business_calendar::{
+    BeyondCoverage, Named, apply_to_catch_up, plan as plan_calendar,
+};
 use acp_domain::calendar::{NominalTime, TimeNote};
 use acp_domain::ids;
 use acp_domain::misfire::SkipReason;
@@ -53,6 +55,10 @@ pub struct MissedTimes {
     /// policy, asked for as well (the engine may have fired them too; the
     /// contract workflow ID runs each once).
     pub in_flight: Vec<TimeOutcome>,
+    /// Set when a time the policy would run is past the calendar's
+    /// coverage under `beyond_coverage: pause`: the note the resume paused
+    /// the activity again with (a dry run only answers it).
+    pub paused: Option<String>,
 }
 
 fn tick() -> chrono::Duration {
@@ -93,6 +99,15 @@ impl Schedules {
                     .await?,
             ),
             None => None,
+        };
+        // Its catch-up reached past the calendar's coverage under
+        // `beyond_coverage: pause`: paused again, as the launcher would.
+        let (activity, sync) = match missed.as_ref().and_then(|m| m.paused.as_deref()) {
+            Some(note) => {
+                let (activity, _, sync) = self.set_paused(id, true, Some(note), actor).await?;
+                (activity, sync)
+            }
+            None => (activity, sync),
         };
         Ok(PauseOutcome {
             activity,
@@ -159,12 +174,15 @@ impl Schedules {
                 .await?,
         );
         let last_window_end = self.runs.last_window_end(id).await?;
-        let plan = plan_resume(trigger, since, asked, &ran, last_window_end);
+        let calendar = self.activities.calendar_of(activity).await?;
+        let is_time = |t: DateTime<Utc>| super::is_time(trigger, calendar.as_ref(), t);
+        let plan = plan_resume(trigger, since, asked, &ran, last_window_end, &is_time);
         let in_flight: Vec<DateTime<Utc>> =
             nominal_times_between(&trigger.cadence, asked, unpaused, super::MAX_TIMES)
                 .into_iter()
                 .filter(|t| {
-                    !ran.contains(t)
+                    is_time(*t)
+                        && !ran.contains(t)
                         && trigger.start_at.is_none_or(|s| *t >= s)
                         && trigger.end_at.is_none_or(|e| *t <= e)
                 })
@@ -177,7 +195,6 @@ impl Schedules {
         // The trigger's calendar has its say on the times the policy runs:
         // those it keeps from running are recorded skipped, as the launcher
         // would, and a time it rolls runs on its business day.
-        let calendar = self.activities.calendar_of(activity).await?;
         let (run, calendar_skipped) = match (&trigger.calendar, &calendar) {
             (Some(rule), Some(record)) => {
                 let c = apply_to_catch_up(&record.calendar, rule, &plan.run, since, asked, &ran);
@@ -248,6 +265,17 @@ impl Schedules {
             calendar: None,
         };
         let skipped = plan.skipped.map_or(0, |s| s.count);
+        let paused = match (&trigger.calendar, &calendar) {
+            (Some(rule), Some(record))
+                if rule.beyond_coverage == BeyondCoverage::Pause
+                    && calendar_skipped
+                        .iter()
+                        .any(|(_, reason, _)| *reason == SkipReason::BeyondCoverage) =>
+            {
+                Some(record.calendar.coverage_pause_note())
+            }
+            _ => None,
+        };
         Ok(MissedTimes {
             from: since,
             until: asked,
@@ -274,6 +302,7 @@ impl Schedules {
                 })
                 .collect(),
             in_flight: in_flight.iter().map(outcome).collect(),
+            paused,
         })
     }
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{Error, MAX_TIMES, Result, Schedules, scheduled};
+use super::{Error, MAX_TIMES, Result, Schedules, is_time, scheduled};
 use acp_domain::backfill::declined_reason;
 use acp_domain::business_calendar::{Named, Outcome, Planned, near_range, plan};
 use acp_domain::calendar::{NominalTime, TimeNote, dst_declined, times_after};
@@ -160,10 +160,15 @@ impl Schedules {
                 entry.calendar = p.detail;
                 entry
             })
-            .chain(declined.iter().map(|t| match runs.get(&t.at) {
-                Some(run) => with_run(t, run, true),
-                None => without_run(t, TimelineStatus::None, declined_reason(t.note)),
-            }))
+            .chain(
+                declined
+                    .iter()
+                    .filter(|t| is_time(trigger, calendar.as_ref(), t.at))
+                    .map(|t| match runs.get(&t.at) {
+                        Some(run) => with_run(t, run, true),
+                        None => without_run(t, TimelineStatus::None, declined_reason(t.note)),
+                    }),
+            )
             .collect();
         entries.sort_by_key(|e| e.scheduled_for);
         Ok(entries)

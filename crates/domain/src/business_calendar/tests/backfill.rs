@@ -39,6 +39,7 @@ fn rule(mode: CalendarMode, roll: Roll) -> CalendarRule {
         mode,
         roll,
         beyond_coverage: BeyondCoverage::Run,
+        business_day: None,
     }
 }
 

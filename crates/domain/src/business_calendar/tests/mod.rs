@@ -4,6 +4,7 @@
 mod backfill;
 mod days;
 mod ical;
+mod offsets;
 mod plan;
 mod validation;
 

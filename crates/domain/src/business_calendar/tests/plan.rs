@@ -23,6 +23,7 @@ fn rule(mode: CalendarMode, roll: Roll, beyond: BeyondCoverage) -> CalendarRule 
         mode,
         roll,
         beyond_coverage: beyond,
+        business_day: None,
     }
 }
 
