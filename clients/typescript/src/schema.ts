@@ -881,7 +881,7 @@ export interface paths {
         };
         /**
          * Every change of the caller's project, as Server-Sent Events.
-         * @description Every change of the key's project (an operator key's: `default`'s) to runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state, re-planned by an edit of their business calendar), business calendars (created, updated, deleted), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.
+         * @description Every change of the project the request acts in (the key's; an operator key's: the one `Acp-Project` names, else `default`; a stream token's: the one its request acted in) to runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state, re-planned by an edit of their business calendar), business calendars (created, updated, deleted), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.
          */
         get: operations["stream"];
         put?: never;
@@ -903,7 +903,8 @@ export interface paths {
         put?: never;
         /**
          * A short-lived, read-only token for `GET /v1/stream`, bound to the key
-         *     that asks: refused once it expires (5 minutes) or that key is revoked.
+         *     that asks and to the project it acts in (an operator key's choice by
+         *     `Acp-Project`): refused once it expires (5 minutes) or that key is revoked.
          */
         post: operations["create_stream_token"];
         delete?: never;
@@ -1616,8 +1617,8 @@ export interface components {
              */
             name: string;
             /**
-             * @description The project the key acts in. Absent: the caller's own project
-             *     (`default` for an operator). `null` asks for an operator key (scope
+             * @description The project the key acts in. Absent: the caller's own project (for
+             *     an operator, the one `Acp-Project` names, else `default`). `null` asks for an operator key (scope
              *     `admin` or `operator`); only an operator key may ask for that, or
              *     for a key of another project.
              * @example payments
@@ -3515,7 +3516,10 @@ export interface operations {
                  */
                 include?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3557,6 +3561,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -3574,6 +3587,8 @@ export interface operations {
             header?: {
                 /** @description Replays the first response for a repeated key */
                 "Idempotency-Key"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3615,6 +3630,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3689,7 +3713,10 @@ export interface operations {
                  */
                 include?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -3735,7 +3762,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3761,6 +3788,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version being replaced */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Activity ID, chosen by the client */
@@ -3822,7 +3851,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3895,6 +3924,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version being deleted */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Activity ID */
@@ -3938,7 +3969,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3973,6 +4004,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version being patched */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Activity ID */
@@ -4024,7 +4057,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4083,7 +4116,10 @@ export interface operations {
     backfill_activity: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4141,7 +4177,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4200,7 +4236,10 @@ export interface operations {
     pause_activity: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4250,7 +4289,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4309,7 +4348,10 @@ export interface operations {
     resume_activity: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4359,7 +4401,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4433,7 +4475,10 @@ export interface operations {
                 /** @description Started before (RFC 3339). */
                 started_before?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4478,7 +4523,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4501,7 +4546,10 @@ export interface operations {
     cancel_activity_runs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4551,7 +4599,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4601,7 +4649,10 @@ export interface operations {
     retry_activity_runs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4651,7 +4702,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4701,7 +4752,10 @@ export interface operations {
     get_schedule: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4746,7 +4800,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity or schedule */
+            /** @description No such activity or schedule; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4774,7 +4828,10 @@ export interface operations {
                 /** @description End of the range (exclusive, RFC 3339). */
                 to: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4819,7 +4876,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4863,6 +4920,8 @@ export interface operations {
             header?: {
                 /** @description Makes retries of this trigger start one run */
                 "Idempotency-Key"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Activity ID */
@@ -4917,7 +4976,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4963,7 +5022,10 @@ export interface operations {
                 /** @description Opened before (RFC 3339). */
                 opened_before?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5005,6 +5067,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -5019,7 +5090,10 @@ export interface operations {
     get_alert: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Alert ID */
                 id: string;
@@ -5064,7 +5138,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such alert */
+            /** @description No such alert; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5104,7 +5178,10 @@ export interface operations {
                 /** @description Made before (RFC 3339). */
                 until?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5146,6 +5223,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -5165,7 +5251,10 @@ export interface operations {
                 /** @description `next_cursor` of the previous page. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5207,6 +5296,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -5221,7 +5319,10 @@ export interface operations {
     create_calendar: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5264,6 +5365,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5321,7 +5431,10 @@ export interface operations {
     get_calendar: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Calendar ID */
                 id: string;
@@ -5368,7 +5481,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such calendar */
+            /** @description No such calendar; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5394,6 +5507,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version being replaced */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Calendar ID, chosen by the client */
@@ -5448,6 +5563,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5517,6 +5641,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version being deleted */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Calendar ID */
@@ -5560,7 +5686,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such calendar */
+            /** @description No such calendar; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5604,6 +5730,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version being patched */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Calendar ID */
@@ -5655,7 +5783,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such calendar */
+            /** @description No such calendar; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5728,7 +5856,10 @@ export interface operations {
                 /** @description Last date listed (at most 800 days after `from`). */
                 to: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Calendar ID */
                 id: string;
@@ -5775,7 +5906,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such calendar */
+            /** @description No such calendar; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5823,7 +5954,10 @@ export interface operations {
                  */
                 covered_until?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5867,6 +6001,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5940,6 +6083,8 @@ export interface operations {
                 "ce-type"?: string;
                 /** @description Binary mode: the CloudEvent's time (RFC 3339) */
                 "ce-time"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path?: never;
             cookie?: never;
@@ -5994,6 +6139,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6073,7 +6227,10 @@ export interface operations {
                 /** @description Received before (RFC 3339). */
                 received_before?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6115,6 +6272,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -6137,6 +6303,8 @@ export interface operations {
                  * @example wait=10
                  */
                 Prefer?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6187,6 +6355,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6255,7 +6432,10 @@ export interface operations {
     get_event: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Event ID */
                 event_id: string;
@@ -6300,7 +6480,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such event */
+            /** @description No such event; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6329,6 +6509,8 @@ export interface operations {
                  * @example wait=10
                  */
                 Prefer?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6370,6 +6552,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6429,7 +6620,10 @@ export interface operations {
     list_keys: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6444,6 +6638,15 @@ export interface operations {
                     "application/json": components["schemas"]["KeyList"];
                 };
             };
+            /** @description Unreadable body or malformed parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description No bearer token, or not a live API key */
             401: {
                 headers: {
@@ -6455,6 +6658,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6476,7 +6688,10 @@ export interface operations {
     create_key: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6516,6 +6731,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6564,7 +6788,10 @@ export interface operations {
     get_key: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Key ID */
                 id: string;
@@ -6609,7 +6836,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such key */
+            /** @description No such key; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6632,7 +6859,10 @@ export interface operations {
     revoke_key: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Key ID */
                 id: string;
@@ -6677,7 +6907,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such key */
+            /** @description No such key; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7336,7 +7566,10 @@ export interface operations {
                 /** @description Started before (RFC 3339). */
                 started_before?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7378,6 +7611,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -7392,7 +7634,10 @@ export interface operations {
     get_run: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Run ID */
                 run_id: string;
@@ -7437,7 +7682,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such run */
+            /** @description No such run; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7460,7 +7705,10 @@ export interface operations {
     cancel_run: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Run ID */
                 run_id: string;
@@ -7510,7 +7758,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such run */
+            /** @description No such run; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7569,7 +7817,10 @@ export interface operations {
     retry_run: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Run ID */
                 run_id: string;
@@ -7614,7 +7865,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such run */
+            /** @description No such run; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7649,7 +7900,10 @@ export interface operations {
                 /** @description How many times in each list: 1 to 1000, default 10. */
                 count?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7688,6 +7942,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7736,7 +7999,10 @@ export interface operations {
     get_session: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7751,6 +8017,15 @@ export interface operations {
                     "application/json": components["schemas"]["SessionResponse"];
                 };
             };
+            /** @description Unreadable body or malformed parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description No bearer token, or not a live API key */
             401: {
                 headers: {
@@ -7762,6 +8037,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7788,7 +8072,10 @@ export interface operations {
                 /** @description `next_cursor` of the previous page. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7830,6 +8117,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A dependency is unavailable, or the request timed out */
             503: {
                 headers: {
@@ -7844,7 +8140,10 @@ export interface operations {
     create_source: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7887,6 +8186,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7955,7 +8263,10 @@ export interface operations {
     get_source: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Source ID */
                 id: string;
@@ -8002,7 +8313,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such source */
+            /** @description No such source; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8028,6 +8339,8 @@ export interface operations {
             header?: {
                 /** @description The ETag last read; 412 if the source changed since */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Source ID */
@@ -8071,7 +8384,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such source */
+            /** @description No such source; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8106,6 +8419,8 @@ export interface operations {
             header?: {
                 /** @description The ETag last read; 412 if the source changed since */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Source ID */
@@ -8158,7 +8473,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such source */
+            /** @description No such source; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8231,7 +8546,10 @@ export interface operations {
                 /** @description `next_cursor` of the previous page. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Source ID */
                 id: string;
@@ -8276,7 +8594,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such source */
+            /** @description No such source; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8321,7 +8639,10 @@ export interface operations {
                 /** @description Only runs of this trigger type. */
                 trigger_type?: components["schemas"]["RunTrigger"];
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8363,7 +8684,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8409,6 +8730,8 @@ export interface operations {
             header?: {
                 /** @description The last `id:` received: replay after it */
                 "Last-Event-ID"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path?: never;
             cookie?: never;
@@ -8451,6 +8774,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The changes after `since` were pruned from the log: reload, then connect without it */
             410: {
                 headers: {
@@ -8474,7 +8806,10 @@ export interface operations {
     create_stream_token: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8489,6 +8824,15 @@ export interface operations {
                     "application/json": components["schemas"]["StreamTokenResponse"];
                 };
             };
+            /** @description Unreadable body or malformed parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description No bearer token, or not a live API key */
             401: {
                 headers: {
@@ -8500,6 +8844,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8535,7 +8888,10 @@ export interface operations {
                 /** @description `next_cursor` of the previous page. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8577,6 +8933,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -8591,7 +8956,10 @@ export interface operations {
     create_subscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8631,6 +8999,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8690,7 +9067,10 @@ export interface operations {
     get_subscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Subscription ID */
                 id: string;
@@ -8735,7 +9115,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such subscription */
+            /** @description No such subscription; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8758,7 +9138,10 @@ export interface operations {
     delete_subscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Subscription ID */
                 id: string;
@@ -8801,7 +9184,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such subscription */
+            /** @description No such subscription; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8829,7 +9212,10 @@ export interface operations {
                 /** @description `next_cursor` of the previous page. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Subscription ID */
                 id: string;
@@ -8874,7 +9260,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such subscription */
+            /** @description No such subscription; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
