@@ -118,8 +118,12 @@ async fn time_limit(
 pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
     let body_limit = options.body_limit;
     let (api_router, _) = api::router().split_for_parts();
+    let document = serde_json::to_value(api::openapi::document()).unwrap_or_default();
+    let selection = api::project_header::Selection {
+        state: state.clone(),
+        routes: Arc::new(api::project_header::ProjectRoutes::from_document(&document)),
+    };
     let auth = if options.auth {
-        let document = serde_json::to_value(api::openapi::document()).unwrap_or_default();
         api::auth::Auth::Keys {
             keys: state.keys.clone(),
             table: Arc::new(api::auth::ScopeTable::from_document(&document)),
@@ -128,7 +132,13 @@ pub fn build_router_with(state: AppState, options: &HttpOptions) -> Router {
     } else {
         api::auth::Auth::Disabled
     };
+    // Layers run outermost last-added: the key is authenticated before the
+    // project it names is chosen.
     let api_router = api_router
+        .route_layer(axum::middleware::from_fn_with_state(
+            selection,
+            api::project_header::select_project,
+        ))
         .route_layer(axum::middleware::from_fn_with_state(
             auth,
             api::auth::require_key,

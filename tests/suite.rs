@@ -6,6 +6,7 @@
 
 mod common;
 
+mod acting_project;
 mod activities;
 #[path = "alerts/main.rs"]
 mod alerts;

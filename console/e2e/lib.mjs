@@ -96,11 +96,18 @@ export async function signedIn(browser, token = ADMIN, { size = "desktop", schem
     return page;
 }
 
-/** Calls the API directly (test setup), returning the parsed body; throws on a non-2xx answer. */
-export async function api(path, { method = "GET", body, token = ADMIN, ok = true } = {}) {
+/**
+ * Calls the API directly (test setup), returning the parsed body; throws on a
+ * non-2xx answer. `project` names the project it acts in (`Acp-Project`).
+ */
+export async function api(path, { method = "GET", body, token = ADMIN, ok = true, project } = {}) {
     const res = await fetch(`${SERVICE}${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        headers: {
+            authorization: `Bearer ${token}`,
+            ...(body === undefined ? {} : { "content-type": "application/json" }),
+            ...(project === undefined ? {} : { "acp-project": project }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();

@@ -18,6 +18,8 @@ import { KeysView } from "./views/keys";
 import { AuditView } from "./views/audit";
 import { CalendarsView } from "./views/calendars/list";
 import { CalendarView } from "./views/calendars/page";
+import { ProjectsView } from "./views/projects/page";
+import { ProjectSwitcher } from "./views/projects/switcher";
 
 const NAV: [string, string][] = [
     ["/activities", "Activities"],
@@ -33,18 +35,22 @@ const ADMIN_NAV: [string, string][] = [
     ["/keys", "API keys"],
     ["/audit", "Audit log"],
 ];
+/** Views only an operator key can use. */
+const OPERATOR_NAV: [string, string][] = [["/projects", "Projects"]];
 
 export function App(): JSX.Element {
     const a = useSignal(auth);
+    const { project } = useLoc();
     useEffect(() => {
         void signIn(storedToken()).then((msg) => {
             if (msg !== null && auth.value.state !== "in") auth.value = msg ? { state: "prompt", message: msg } : { state: "prompt" };
         });
     }, []);
     useEffect(() => {
+        // The stream shows one project's changes: another project, another stream.
+        stopStream();
         if (a.state === "in") startStream();
-        else stopStream();
-    }, [a.state]);
+    }, [a.state, project]);
     if (a.state === "checking") {
         return (
             <main class="center">
@@ -153,7 +159,7 @@ function Shell(): JSX.Element {
                 </button>
                 <nav id="nav" aria-label="Main" class={menu ? "open" : ""}>
                     <ul>
-                        {[...NAV, ...(can("admin") ? ADMIN_NAV : [])].map(([p, label]) => (
+                        {[...NAV, ...(can("admin") ? ADMIN_NAV : []), ...(session?.scope === "operator" ? OPERATOR_NAV : [])].map(([p, label]) => (
                             <li key={p}>
                                 <Link href={href(p)} aria-current={section === p ? "page" : undefined}>
                                     {label}
@@ -163,6 +169,7 @@ function Shell(): JSX.Element {
                     </ul>
                 </nav>
                 <div class="who">
+                    <ProjectSwitcher />
                     <LiveIndicator />
                     <span class="scope" title="The key's scope">
                         {session?.authentication === "disabled" ? "auth off" : `${session?.key?.name ?? "key"} · ${session?.scope ?? ""}`}
@@ -178,7 +185,8 @@ function Shell(): JSX.Element {
                 </div>
             </header>
             <main id="main" tabIndex={-1}>
-                <Routes />
+                {/* Another project: every view loads afresh. */}
+                <Routes key={loc.project ?? ""} />
             </main>
         </>
     );
@@ -203,6 +211,7 @@ function Routes(): JSX.Element {
     if (match("/settings", path)) return <SettingsView />;
     if (match("/keys", path)) return <KeysView />;
     if (match("/audit", path)) return <AuditView />;
+    if (match("/projects", path)) return <ProjectsView />;
     if (match("/calendars", path)) return <CalendarsView />;
     if ((m = match("/calendars/:id", path))) return <CalendarView id={m["id"]!} key={m["id"]} />;
     return (

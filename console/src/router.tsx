@@ -1,23 +1,39 @@
 import type { ComponentChildren, JSX } from "preact";
+import { actingProject } from "./api/project";
 import { signal, useSignal } from "./signal";
 
 /** Where the console is served; every route is below it. */
 export const BASE = import.meta.env.BASE_URL.replace(/\/+$/, "");
 
 export interface Loc {
-    /** The path below BASE, starting with "/". */
+    /** The path below BASE and the project's prefix, starting with "/". */
     path: string;
     query: URLSearchParams;
+    /** The project the address names (`/p/<project>/…`); null: none named. */
+    project: string | null;
 }
+
+/** `/p/<project>` and the rest: each project's views have their own URLs. */
+const IN_PROJECT = /^\/p\/([a-z][a-z0-9-]{0,62})(\/.*)?$/;
+/** Views that belong to no one project: no project prefix. */
+const ACROSS_PROJECTS = ["/projects"];
 
 function read(): Loc {
     let p = location.pathname;
     if (p.startsWith(BASE)) p = p.slice(BASE.length);
     if (p === "") p = "/";
-    return { path: p, query: new URLSearchParams(location.search) };
+    const m = IN_PROJECT.exec(p);
+    const project = m ? m[1]! : null;
+    if (m) p = m[2] || "/";
+    return { path: p, query: new URLSearchParams(location.search), project };
 }
 
 export const loc = signal<Loc>(read());
+actingProject.value = loc.value.project;
+// The API calls follow the address's project before any view reacts to it.
+loc.subscribe((l) => {
+    actingProject.value = l.project;
+});
 
 window.addEventListener("popstate", () => {
     loc.value = read();
@@ -27,8 +43,15 @@ export function useLoc(): Loc {
     return useSignal(loc);
 }
 
-/** The URL of a console path with its query (empty values left out). */
-export function href(path: string, query?: Record<string, string | number | null | undefined | false> | URLSearchParams): string {
+/**
+ * The URL of a console path with its query (empty values left out), in
+ * `project` (by default the one the current address names).
+ */
+export function href(
+    path: string,
+    query?: Record<string, string | number | null | undefined | false> | URLSearchParams,
+    project: string | null = loc.value.project,
+): string {
     const q = new URLSearchParams();
     if (query instanceof URLSearchParams) {
         query.forEach((v, k) => {
@@ -40,7 +63,9 @@ export function href(path: string, query?: Record<string, string | number | null
         }
     }
     const s = q.toString();
-    return `${BASE}${path}${s ? `?${s}` : ""}`;
+    const across = ACROSS_PROJECTS.some((p) => path === p || path.startsWith(`${p}/`));
+    const prefix = project && !across ? `/p/${project}` : "";
+    return `${BASE}${prefix}${path}${s ? `?${s}` : ""}`;
 }
 
 export function navigate(url: string, replace = false): void {

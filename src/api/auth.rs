@@ -156,7 +156,8 @@ fn bearer(request: &Request) -> Result<&str, ApiError> {
 #[derive(Debug, Clone, Copy)]
 pub struct CallerKey(pub uuid::Uuid);
 
-/// The calling key's project (`None`: an `operator` key, of no project).
+/// The calling key's project (`None`: an `operator` key, of no project); a
+/// stream token's is the project it was made in.
 #[derive(Debug, Clone)]
 pub struct KeyProject(pub Option<acp_domain::project::ProjectId>);
 
@@ -203,7 +204,8 @@ pub async fn require_key(State(auth): State<Auth>, mut request: Request, next: N
             Ok(Some(key)) if key.scope.grants(needed) => {
                 tracing::Span::current().record("key_id", tracing::field::display(key.id));
                 request.extensions_mut().insert(CallerKey(key.id));
-                // The stream shows the changes of the key's project only.
+                // The stream shows the changes of the token's project only:
+                // the one its request acted in, for an operator key too.
                 request.extensions_mut().insert(KeyProject(key.project));
                 next.run(request).await
             }

@@ -11,6 +11,7 @@ use axum::http::request::Parts;
 
 use super::auth::{CallerKey, KeyName, KeyProject};
 use super::error::ApiError;
+use super::project_header::SelectedProject;
 use acp_domain::audit::Actor;
 use acp_domain::project::ProjectId;
 
@@ -49,9 +50,10 @@ static OPERATIONS: LazyLock<OperationTable> = LazyLock::new(|| {
 });
 
 /// The request's [`Actor`]. With authentication disabled the key is
-/// unknown (`key_id` and `key_name` are `None`). The project is the key's,
-/// as authenticating it found it; an `operator` key (of no project), a
-/// stream token and disabled authentication act in `default`.
+/// unknown (`key_id` and `key_name` are `None`). The project is the one the
+/// `Acp-Project` header selected (see [`super::project_header`]); on an
+/// operation that does not take the header, the key's, and `default` for
+/// an `operator` key or disabled authentication.
 pub struct Caller(pub Actor);
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
@@ -80,11 +82,14 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
             key_name: parts.extensions.get::<KeyName>().map(|n| n.0.clone()),
             request_id,
             operation,
-            project: parts
-                .extensions
-                .get::<KeyProject>()
-                .and_then(|p| p.0.clone())
-                .unwrap_or_else(ProjectId::default_project),
+            project: match parts.extensions.get::<SelectedProject>() {
+                Some(selected) => selected.0.clone(),
+                None => parts
+                    .extensions
+                    .get::<KeyProject>()
+                    .and_then(|p| p.0.clone())
+                    .unwrap_or_else(ProjectId::default_project),
+            },
         }))
     }
 }

@@ -52,6 +52,10 @@ pub enum ApiError {
     Validation(Vec<FieldError>),
     #[error("{0} not found")]
     NotFound(&'static str),
+    /// The `Acp-Project` header names a project that does not exist, or
+    /// one the caller's key may not act in (the same answer for both).
+    #[error("project `{0}` not found")]
+    UnknownProject(String),
     #[error("the resource changed since the version in If-Match")]
     PreconditionFailed { current_version: i64 },
     #[error("conflict: {0}")]
@@ -116,7 +120,9 @@ impl ApiError {
                 "validation",
                 "The request has invalid fields",
             ),
-            Self::NotFound(_) => (StatusCode::NOT_FOUND, "not-found", "Not found"),
+            Self::NotFound(_) | Self::UnknownProject(_) => {
+                (StatusCode::NOT_FOUND, "not-found", "Not found")
+            }
             Self::PreconditionFailed { .. } => (
                 StatusCode::PRECONDITION_FAILED,
                 "precondition-failed",
@@ -194,6 +200,16 @@ impl ApiError {
                 (Some(detail), errors.clone())
             }
             Self::NotFound(what) => (Some(format!("{what} not found")), vec![]),
+            Self::UnknownProject(name) => (
+                Some(format!(
+                    "project `{name}` (the `{}` header) not found",
+                    super::project_header::HEADER
+                )),
+                vec![FieldError::new(
+                    super::project_header::HEADER,
+                    "names no project this key may act in",
+                )],
+            ),
             Self::PreconditionFailed { current_version } => (
                 Some(format!(
                     "If-Match does not match the current version {current_version}; fetch it again and retry"

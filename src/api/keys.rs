@@ -16,6 +16,7 @@ use super::auth::CallerKey;
 use super::extract::{IdParam, JsonBody};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::problems;
+use acp_domain::audit::Actor;
 use acp_domain::auth::{ApiKey, Scope};
 use acp_domain::project::ProjectId;
 
@@ -28,8 +29,8 @@ pub struct CreateKeyRequest {
     /// `operator` makes a key of no project, which manages projects; only
     /// an operator key may make one.
     pub scope: Scope,
-    /// The project the key acts in. Absent: the caller's own project
-    /// (`default` for an operator). `null` asks for an operator key (scope
+    /// The project the key acts in. Absent: the caller's own project (for
+    /// an operator, the one `Acp-Project` names, else `default`). `null` asks for an operator key (scope
     /// `admin` or `operator`); only an operator key may ask for that, or
     /// for a key of another project.
     #[serde(default, deserialize_with = "present")]
@@ -113,10 +114,11 @@ fn visible(key: ApiKey, managed: &Option<ProjectId>) -> ApiResult<ApiKey> {
 }
 
 /// The scope and project a new key gets, and whether the caller (managing
-/// `managed`, `None` for all) may make it.
+/// `managed`, `None` for all; acting in `acting`) may make it.
 fn new_key_project(
     request: &CreateKeyRequest,
     managed: &Option<ProjectId>,
+    acting: &ProjectId,
 ) -> ApiResult<(Scope, Option<ProjectId>)> {
     let forbidden = || ApiError::Forbidden {
         needed: Scope::Operator,
@@ -124,7 +126,7 @@ fn new_key_project(
     };
     let project = match &request.project {
         None if request.scope == Scope::Operator => None,
-        None => Some(managed.clone().unwrap_or_else(ProjectId::default_project)),
+        None => Some(managed.clone().unwrap_or_else(|| acting.clone())),
         Some(None) => None,
         Some(Some(text)) => {
             Some(ProjectId::parse(text).map_err(|e| ApiError::invalid_field("project", e))?)
@@ -152,6 +154,19 @@ fn new_key_project(
         return Err(forbidden());
     }
     Ok((scope, project))
+}
+
+/// A key's audit entry belongs to the key's project, where that project's
+/// admins read it, whichever project an operator acted in; an operator
+/// key's (of no project) to the project the request acts in.
+fn in_key_project(actor: Actor, project: Option<&ProjectId>) -> Actor {
+    match project {
+        Some(project) => Actor {
+            project: project.clone(),
+            ..actor
+        },
+        None => actor,
+    }
 }
 
 /// A key name: 1 to 200 characters, no control characters.
@@ -191,7 +206,8 @@ pub async fn create_key(
 ) -> ApiResult<Response> {
     let name = validate_name(&request.name)?;
     let managed = managed_project(&state, caller).await?;
-    let (scope, project) = new_key_project(&request, &managed)?;
+    let (scope, project) = new_key_project(&request, &managed, &actor.project)?;
+    let actor = in_key_project(actor, project.as_ref());
     let (key, token) = state
         .keys
         .create_in(name, scope, project.as_ref(), &actor)
@@ -285,7 +301,8 @@ pub async fn revoke_key(
     IdParam(id): IdParam,
 ) -> ApiResult<Json<KeyResponse>> {
     let managed = managed_project(&state, caller).await?;
-    visible(state.keys.get(id).await?, &managed)?;
+    let key = visible(state.keys.get(id).await?, &managed)?;
+    let actor = in_key_project(actor, key.project.as_ref());
     let key = state.keys.revoke(id, &actor).await?;
     tracing::info!(key_id = %key.id, "API key revoked");
     Ok(Json(render(key)))

@@ -19,6 +19,7 @@ pub mod merge_patch;
 pub mod openapi;
 pub mod pagination;
 pub mod problems;
+pub mod project_header;
 pub mod projects;
 pub mod retention;
 pub mod runs;

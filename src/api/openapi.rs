@@ -49,10 +49,74 @@ pub fn document_json() -> String {
 /// answers every secured operation can give (401, 403, 503).
 pub fn document() -> utoipa::openapi::OpenApi {
     let (_, mut doc) = super::router().split_for_parts();
+    project_header(&mut doc);
     secure(&mut doc);
     optional_bodies(&mut doc);
     named_page_items(&mut doc);
     doc
+}
+
+/// Routes that act on no one project: the projects themselves, and the
+/// retention of history that holds every project's.
+const ACROSS_PROJECTS: [&str; 2] = ["/v1/projects", "/v1/retention"];
+
+/// Every secured operation that acts in a project takes the optional
+/// `Acp-Project` header (see `api::project_header`), and may answer 404 for
+/// it. It is written into each operation: OpenAPI's reusable parameters
+/// (`components.parameters`) are not in the document model utoipa builds.
+fn project_header(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+    use utoipa::openapi::{ObjectBuilder, RefOr, Required, schema::Type};
+
+    let header = ParameterBuilder::new()
+        .name(super::project_header::HEADER)
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .description(Some(
+            "The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does.",
+        ))
+        .schema(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(acp_domain::project::ProjectId::PATTERN))
+                .max_length(Some(63))
+                .examples(["default"]),
+        ))
+        .build();
+    const NOT_FOUND: &str = "The `Acp-Project` header names no project this key may act in";
+    for (path, item) in doc.paths.paths.iter_mut() {
+        if ACROSS_PROJECTS.iter().any(|p| path.starts_with(p)) {
+            continue;
+        }
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for operation in operations.into_iter().flatten() {
+            if operation.security.as_ref().is_none_or(|s| s.is_empty()) {
+                continue;
+            }
+            operation
+                .parameters
+                .get_or_insert_with(Vec::new)
+                .push(header.clone());
+            match operation.responses.responses.get_mut("404") {
+                Some(RefOr::T(response)) => {
+                    response.description = format!("{}; or {NOT_FOUND}", response.description);
+                }
+                Some(RefOr::Ref(_)) => {}
+                None => {
+                    operation
+                        .responses
+                        .responses
+                        .insert("404".to_owned(), RefOr::T(problem(NOT_FOUND)));
+                }
+            }
+        }
+    }
 }
 
 /// A page's items refer to their component (`Page_RunResponse` to

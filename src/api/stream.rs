@@ -300,7 +300,7 @@ fn closing_event(kind: &str, detail: &str, last: i64) -> Event {
     path = "/v1/stream",
     security(("bearer" = ["read"])),
     tag = "stream",
-    description = "Every change of the key's project (an operator key's: `default`'s) to runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state, re-planned by an edit of their business calendar), business calendars (created, updated, deleted), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.",
+    description = "Every change of the project the request acts in (the key's; an operator key's: the one `Acp-Project` names, else `default`; a stream token's: the one its request acted in) to runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state, re-planned by an edit of their business calendar), business calendars (created, updated, deleted), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.",
     params(
         StreamQuery,
         ("Last-Event-ID" = Option<String>, Header, nullable = false, description = "The last `id:` received: replay after it"),
@@ -395,7 +395,8 @@ pub struct StreamTokenResponse {
 }
 
 /// A short-lived, read-only token for `GET /v1/stream`, bound to the key
-/// that asks: refused once it expires (5 minutes) or that key is revoked.
+/// that asks and to the project it acts in (an operator key's choice by
+/// `Acp-Project`): refused once it expires (5 minutes) or that key is revoked.
 #[utoipa::path(
     post,
     path = "/v1/stream/tokens",
@@ -411,13 +412,18 @@ pub struct StreamTokenResponse {
 pub async fn create_stream_token(
     State(state): State<AppState>,
     key: Option<axum::Extension<CallerKey>>,
+    Caller(actor): Caller,
 ) -> ApiResult<(StatusCode, Json<StreamTokenResponse>)> {
     let Some(axum::Extension(CallerKey(key_id))) = key else {
         return Err(ApiError::Conflict(
             "authentication is disabled (ACP_AUTH_DISABLED): GET /v1/stream needs no token".into(),
         ));
     };
-    let (token, expires_at) = state.services.changes.create_token(key_id).await?;
+    let (token, expires_at) = state
+        .services
+        .changes
+        .create_token(key_id, &actor.project)
+        .await?;
     Ok((
         StatusCode::CREATED,
         Json(StreamTokenResponse { token, expires_at }),

@@ -881,7 +881,7 @@ export interface paths {
         };
         /**
          * Every change of the caller's project, as Server-Sent Events.
-         * @description Every change of the key's project (an operator key's: `default`'s) to runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state, re-planned by an edit of their business calendar), business calendars (created, updated, deleted), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.
+         * @description Every change of the project the request acts in (the key's; an operator key's: the one `Acp-Project` names, else `default`; a stream token's: the one its request acted in) to runs (created, status changed, task started and ended, retried, cancel requested, cancelled), activities (created, updated, deleted, paused with its note, resumed, sync state, re-planned by an edit of their business calendar), business calendars (created, updated, deleted), alerts (opened, resolved) and event dispatches, as Server-Sent Events whose `id:` is the change's position in the change log and whose `data:` is a `ChangeEvent`. A change is logged in the same transaction as the change itself. Reconnect with `Last-Event-ID` (or `since`) to replay what was missed, then go live: no gap, no duplicate. A comment is sent every 15 s. A client that falls behind gets a `resync` event and the stream ends; a stream whose key is revoked gets `revoked`; the stream ends when the service stops. Browsers authenticate with `token` from `POST /v1/stream/tokens`.
          */
         get: operations["stream"];
         put?: never;
@@ -903,7 +903,8 @@ export interface paths {
         put?: never;
         /**
          * A short-lived, read-only token for `GET /v1/stream`, bound to the key
-         *     that asks: refused once it expires (5 minutes) or that key is revoked.
+         *     that asks and to the project it acts in (an operator key's choice by
+         *     `Acp-Project`): refused once it expires (5 minutes) or that key is revoked.
          */
         post: operations["create_stream_token"];
         delete?: never;
@@ -1624,8 +1625,8 @@ export interface components {
              */
             name: string;
             /**
-             * @description The project the key acts in. Absent: the caller's own project
-             *     (`default` for an operator). `null` asks for an operator key (scope
+             * @description The project the key acts in. Absent: the caller's own project (for
+             *     an operator, the one `Acp-Project` names, else `default`). `null` asks for an operator key (scope
              *     `admin` or `operator`); only an operator key may ask for that, or
              *     for a key of another project.
              * @example payments
@@ -3526,7 +3527,10 @@ export interface operations {
                  */
                 include?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3568,6 +3572,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -3585,6 +3598,8 @@ export interface operations {
             header?: {
                 /** @description Replays the first response for a repeated key */
                 "Idempotency-Key"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3626,6 +3641,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3700,7 +3724,10 @@ export interface operations {
                  */
                 include?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -3746,7 +3773,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3772,6 +3799,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version being replaced */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Activity ID, chosen by the client */
@@ -3833,7 +3862,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3906,6 +3935,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version being deleted */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Activity ID */
@@ -3949,7 +3980,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3984,6 +4015,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version being patched */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Activity ID */
@@ -4035,7 +4068,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4094,7 +4127,10 @@ export interface operations {
     backfill_activity: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4152,7 +4188,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4211,7 +4247,10 @@ export interface operations {
     pause_activity: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4261,7 +4300,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4320,7 +4359,10 @@ export interface operations {
     resume_activity: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4370,7 +4412,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4444,7 +4486,10 @@ export interface operations {
                 /** @description Started before (RFC 3339). */
                 started_before?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4489,7 +4534,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4512,7 +4557,10 @@ export interface operations {
     cancel_activity_runs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4562,7 +4610,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4612,7 +4660,10 @@ export interface operations {
     retry_activity_runs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4662,7 +4713,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4712,7 +4763,10 @@ export interface operations {
     get_schedule: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4757,7 +4811,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity or schedule */
+            /** @description No such activity or schedule; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4785,7 +4839,10 @@ export interface operations {
                 /** @description End of the range (exclusive, RFC 3339). */
                 to: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Activity ID */
                 id: string;
@@ -4830,7 +4887,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4874,6 +4931,8 @@ export interface operations {
             header?: {
                 /** @description Makes retries of this trigger start one run */
                 "Idempotency-Key"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Activity ID */
@@ -4928,7 +4987,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4974,7 +5033,10 @@ export interface operations {
                 /** @description Opened before (RFC 3339). */
                 opened_before?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5016,6 +5078,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -5030,7 +5101,10 @@ export interface operations {
     get_alert: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Alert ID */
                 id: string;
@@ -5075,7 +5149,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such alert */
+            /** @description No such alert; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5115,7 +5189,10 @@ export interface operations {
                 /** @description Made before (RFC 3339). */
                 until?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5157,6 +5234,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -5176,7 +5262,10 @@ export interface operations {
                 /** @description `next_cursor` of the previous page. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5218,6 +5307,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -5232,7 +5330,10 @@ export interface operations {
     create_calendar: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5275,6 +5376,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5332,7 +5442,10 @@ export interface operations {
     get_calendar: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Calendar ID */
                 id: string;
@@ -5379,7 +5492,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such calendar */
+            /** @description No such calendar; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5405,6 +5518,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version being replaced */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Calendar ID, chosen by the client */
@@ -5459,6 +5574,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5528,6 +5652,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version being deleted */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Calendar ID */
@@ -5571,7 +5697,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such calendar */
+            /** @description No such calendar; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5615,6 +5741,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version being patched */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Calendar ID */
@@ -5666,7 +5794,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such calendar */
+            /** @description No such calendar; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5739,7 +5867,10 @@ export interface operations {
                 /** @description Last date listed (at most 800 days after `from`). */
                 to: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Calendar ID */
                 id: string;
@@ -5786,7 +5917,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such calendar */
+            /** @description No such calendar; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5834,7 +5965,10 @@ export interface operations {
                  */
                 covered_until?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5878,6 +6012,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5951,6 +6094,8 @@ export interface operations {
                 "ce-type"?: string;
                 /** @description Binary mode: the CloudEvent's time (RFC 3339) */
                 "ce-time"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6005,6 +6150,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6084,7 +6238,10 @@ export interface operations {
                 /** @description Received before (RFC 3339). */
                 received_before?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6126,6 +6283,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -6148,6 +6314,8 @@ export interface operations {
                  * @example wait=10
                  */
                 Prefer?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6198,6 +6366,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6266,7 +6443,10 @@ export interface operations {
     get_event: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Event ID */
                 event_id: string;
@@ -6311,7 +6491,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such event */
+            /** @description No such event; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6340,6 +6520,8 @@ export interface operations {
                  * @example wait=10
                  */
                 Prefer?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6381,6 +6563,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6440,7 +6631,10 @@ export interface operations {
     list_keys: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6455,6 +6649,15 @@ export interface operations {
                     "application/json": components["schemas"]["KeyList"];
                 };
             };
+            /** @description Unreadable body or malformed parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description No bearer token, or not a live API key */
             401: {
                 headers: {
@@ -6466,6 +6669,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6487,7 +6699,10 @@ export interface operations {
     create_key: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6527,6 +6742,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6575,7 +6799,10 @@ export interface operations {
     get_key: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Key ID */
                 id: string;
@@ -6620,7 +6847,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such key */
+            /** @description No such key; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6643,7 +6870,10 @@ export interface operations {
     revoke_key: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Key ID */
                 id: string;
@@ -6688,7 +6918,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such key */
+            /** @description No such key; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7347,7 +7577,10 @@ export interface operations {
                 /** @description Started before (RFC 3339). */
                 started_before?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7389,6 +7622,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -7403,7 +7645,10 @@ export interface operations {
     get_run: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Run ID */
                 run_id: string;
@@ -7448,7 +7693,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such run */
+            /** @description No such run; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7471,7 +7716,10 @@ export interface operations {
     cancel_run: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Run ID */
                 run_id: string;
@@ -7521,7 +7769,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such run */
+            /** @description No such run; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7580,7 +7828,10 @@ export interface operations {
     retry_run: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Run ID */
                 run_id: string;
@@ -7625,7 +7876,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such run */
+            /** @description No such run; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7660,7 +7911,10 @@ export interface operations {
                 /** @description How many times in each list: 1 to 1000, default 10. */
                 count?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7699,6 +7953,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7747,7 +8010,10 @@ export interface operations {
     get_session: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7762,6 +8028,15 @@ export interface operations {
                     "application/json": components["schemas"]["SessionResponse"];
                 };
             };
+            /** @description Unreadable body or malformed parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description No bearer token, or not a live API key */
             401: {
                 headers: {
@@ -7773,6 +8048,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7799,7 +8083,10 @@ export interface operations {
                 /** @description `next_cursor` of the previous page. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7841,6 +8128,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A dependency is unavailable, or the request timed out */
             503: {
                 headers: {
@@ -7855,7 +8151,10 @@ export interface operations {
     create_source: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7898,6 +8197,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7966,7 +8274,10 @@ export interface operations {
     get_source: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Source ID */
                 id: string;
@@ -8013,7 +8324,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such source */
+            /** @description No such source; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8039,6 +8350,8 @@ export interface operations {
             header?: {
                 /** @description The ETag last read; 412 if the source changed since */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Source ID */
@@ -8082,7 +8395,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such source */
+            /** @description No such source; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8117,6 +8430,8 @@ export interface operations {
             header?: {
                 /** @description The ETag last read; 412 if the source changed since */
                 "If-Match"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path: {
                 /** @description Source ID */
@@ -8169,7 +8484,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such source */
+            /** @description No such source; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8242,7 +8557,10 @@ export interface operations {
                 /** @description `next_cursor` of the previous page. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Source ID */
                 id: string;
@@ -8287,7 +8605,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such source */
+            /** @description No such source; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8332,7 +8650,10 @@ export interface operations {
                 /** @description Only runs of this trigger type. */
                 trigger_type?: components["schemas"]["RunTrigger"];
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8374,7 +8695,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such activity */
+            /** @description No such activity; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8420,6 +8741,8 @@ export interface operations {
             header?: {
                 /** @description The last `id:` received: replay after it */
                 "Last-Event-ID"?: string;
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
             };
             path?: never;
             cookie?: never;
@@ -8462,6 +8785,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The changes after `since` were pruned from the log: reload, then connect without it */
             410: {
                 headers: {
@@ -8485,7 +8817,10 @@ export interface operations {
     create_stream_token: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8500,6 +8835,15 @@ export interface operations {
                     "application/json": components["schemas"]["StreamTokenResponse"];
                 };
             };
+            /** @description Unreadable body or malformed parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description No bearer token, or not a live API key */
             401: {
                 headers: {
@@ -8511,6 +8855,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8546,7 +8899,10 @@ export interface operations {
                 /** @description `next_cursor` of the previous page. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8588,6 +8944,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -8602,7 +8967,10 @@ export interface operations {
     create_subscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8642,6 +9010,15 @@ export interface operations {
             };
             /** @description The key's scope does not cover this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Acp-Project` header names no project this key may act in */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8701,7 +9078,10 @@ export interface operations {
     get_subscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Subscription ID */
                 id: string;
@@ -8746,7 +9126,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such subscription */
+            /** @description No such subscription; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8769,7 +9149,10 @@ export interface operations {
     delete_subscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Subscription ID */
                 id: string;
@@ -8812,7 +9195,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such subscription */
+            /** @description No such subscription; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8840,7 +9223,10 @@ export interface operations {
                 /** @description `next_cursor` of the previous page. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project the request acts in. An `operator` key (of no project) chooses it here, `default` when absent; with authentication disabled it chooses too. A project's key may name its own project only: any other answers 404, as a project that does not exist does. */
+                "Acp-Project"?: string;
+            };
             path: {
                 /** @description Subscription ID */
                 id: string;
@@ -8885,7 +9271,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such subscription */
+            /** @description No such subscription; or The `Acp-Project` header names no project this key may act in */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -1,5 +1,6 @@
 import { createAcpClient, type AcpClient, type operations, type Problem, type Schemas } from "@acp/client";
 import { signal } from "../signal";
+import { actingProject } from "./project";
 
 export type { Schemas };
 export type Activity = Schemas["ActivityResponse"];
@@ -15,6 +16,8 @@ export type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]["p
 export type Session = Schemas["SessionResponse"];
 
 const KEY = "acp.console.token";
+/** The request header naming the project a call acts in. */
+const PROJECT_HEADER = "Acp-Project";
 
 /** The API key, kept in sessionStorage only. */
 export function storedToken(): string | null {
@@ -44,6 +47,13 @@ let client: AcpClient = makeClient(storedToken());
 function makeClient(token: string | null): AcpClient {
     const c = createAcpClient({ baseUrl: location.origin, token: token ?? undefined });
     c.use({
+        onRequest({ request }) {
+            // The project the address names is the one every call acts in;
+            // the service ignores the header where an operation takes none.
+            const project = actingProject.value;
+            if (project !== null) request.headers.set(PROJECT_HEADER, project);
+            return request;
+        },
         onResponse({ response }) {
             if (response.status === 401 && auth.value.state === "in") {
                 signOut("The API key was refused (revoked or expired). Enter a key to continue.");

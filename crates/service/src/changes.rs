@@ -13,6 +13,7 @@ use uuid::Uuid;
 use super::Result;
 use super::duties::{Duty, DutyBoard};
 use acp_domain::change::Change;
+use acp_domain::project::ProjectId;
 use acp_store::changes::{ChangeStore, LOG_CHANNEL, LogBounds, TokenKey};
 use acp_store::lease::DutyLease;
 
@@ -77,10 +78,17 @@ impl ChangeFeed {
         Ok(self.store.after(after, READ_BATCH).await?)
     }
 
-    /// A stream token for the key that asks.
-    pub async fn create_token(&self, key_id: Uuid) -> Result<(String, DateTime<Utc>)> {
+    /// A stream token for the key that asks, acting in `project`.
+    pub async fn create_token(
+        &self,
+        key_id: Uuid,
+        project: &ProjectId,
+    ) -> Result<(String, DateTime<Utc>)> {
         let expires_at = Utc::now() + chrono::Duration::minutes(STREAM_TOKEN_MINUTES);
-        let token = self.store.create_stream_token(key_id, expires_at).await?;
+        let token = self
+            .store
+            .create_stream_token(key_id, project, expires_at)
+            .await?;
         Ok((token, expires_at))
     }
 

@@ -17,7 +17,8 @@ use acp_domain::project::ProjectId;
 pub struct TokenKey {
     pub id: Uuid,
     pub scope: Scope,
-    /// `None` for an `operator` key (which acts in `default`).
+    /// The project the token was made acting in (an operator's choice);
+    /// the key's own for tokens made before tokens kept one.
     pub project: Option<ProjectId>,
 }
 
@@ -133,11 +134,12 @@ impl ChangeStore {
         )
     }
 
-    /// A stream token for `key_id`, valid until `expires_at`: shown once,
-    /// only its hash kept.
+    /// A stream token for `key_id` acting in `project`, valid until
+    /// `expires_at`: shown once, only its hash kept.
     pub async fn create_stream_token(
         &self,
         key_id: Uuid,
+        project: &ProjectId,
         expires_at: DateTime<Utc>,
     ) -> StoreResult<String> {
         let mut secret = [0u8; 32];
@@ -145,9 +147,11 @@ impl ChangeStore {
             .map_err(|e| super::StoreError::Other(anyhow::anyhow!("no random source: {e}")))?;
         let secret = hex::encode(secret);
         sqlx::query!(
-            "INSERT INTO stream_tokens (secret_sha256, key_id, expires_at) VALUES ($1, $2, $3)",
+            "INSERT INTO stream_tokens (secret_sha256, key_id, project_id, expires_at)
+             VALUES ($1, $2, $3, $4)",
             &Sha256::digest(secret.as_bytes())[..],
             key_id,
+            project.as_str(),
             expires_at,
         )
         .execute(&self.pool)
@@ -165,9 +169,10 @@ impl ChangeStore {
             return Ok(None);
         }
         let row = sqlx::query!(
-            "SELECT k.id, k.scope, k.project_id FROM stream_tokens t
+            r#"SELECT k.id, k.scope, COALESCE(t.project_id, k.project_id) AS project_id
+                 FROM stream_tokens t
                JOIN api_keys k ON k.id = t.key_id
-              WHERE t.secret_sha256 = $1 AND t.expires_at > now() AND k.revoked_at IS NULL",
+                WHERE t.secret_sha256 = $1 AND t.expires_at > now() AND k.revoked_at IS NULL"#,
             &Sha256::digest(secret.as_bytes())[..],
         )
         .fetch_optional(&self.pool)
