@@ -226,11 +226,12 @@ impl RunStore {
     }
 
     /// Whether the run belongs to an activity (live or deleted) of
-    /// `project`.
+    /// `project`; a run whose row retention dropped still does (its key
+    /// stays).
     pub async fn run_owned_by(&self, run_id: Uuid, project: &ProjectId) -> StoreResult<bool> {
         let owned = sqlx::query_scalar!(
             r#"SELECT EXISTS (
-                 SELECT 1 FROM activity_runs r JOIN activities a ON a.id = r.activity_id
+                 SELECT 1 FROM run_keys r JOIN activities a ON a.id = r.activity_id
                   WHERE r.run_id = $1 AND a.project_id = $2) AS "owned!""#,
             run_id,
             project.as_str(),
@@ -240,6 +241,8 @@ impl RunStore {
         Ok(owned)
     }
 
+    /// A run and its tasks. The run's key names its partition (its
+    /// `created_at`), so each read probes one partition's index.
     pub async fn get_run(&self, run_id: Uuid) -> StoreResult<(Run, Vec<TaskInstance>)> {
         let run = sqlx::query_as!(
             RunRow,
@@ -248,7 +251,8 @@ impl RunStore {
                  finished_at, error, tasks_total, tasks_succeeded, tasks_failed, created_at,
                  cancel_requested_at, cancel_reason, cancelled_by, cancel_forced, attempt, flow_key,
                  queued_at
-             FROM activity_runs WHERE run_id = $1",
+             FROM activity_runs
+             WHERE run_id = $1 AND created_at = (SELECT created_at FROM run_keys WHERE run_id = $1)",
             run_id,
         )
         .fetch_optional(&self.pool)
@@ -259,8 +263,9 @@ impl RunStore {
             r#"SELECT id, run_id, workflow_id, task_type, task_index, name, status, attempts,
                  started_at, finished_at, output, error, run_attempt,
                  previous_attempts AS "previous_attempts: _"
-             FROM task_instances WHERE run_id = $1 ORDER BY task_index"#,
+             FROM task_instances WHERE run_id = $1 AND run_created_at = $2 ORDER BY task_index"#,
             run_id,
+            run.created_at,
         )
         .fetch_all(&self.pool)
         .await?;
@@ -297,8 +302,9 @@ impl RunStore {
 
 /// The statement behind `list_runs` (public so that the benchmark runs the
 /// very same SQL in pgbench). Its parameters are bound in this order: the
-/// key to confirm live, the filters as `RunFilter` lists them, the cursor
-/// (`created_at`, `run_id`), the limit.
+/// key to confirm live, the filters as `RunFilter` lists them, the cursor's
+/// `created_at` (its partition bound), the cursor (`created_at`, `run_id`),
+/// the limit.
 pub fn list_runs_query<'a>(
     filter: &RunFilter,
     after: Option<(DateTime<Utc>, Uuid)>,
@@ -348,7 +354,10 @@ pub fn list_runs_query<'a>(
         qb.push(" AND started_at < ").push_bind(t);
     }
     if let Some((created_at, run_id)) = after {
-        qb.push(" AND (created_at, run_id) < (")
+        // The first bound alone prunes the partitions newer than the page.
+        qb.push(" AND created_at <= ")
+            .push_bind(created_at)
+            .push(" AND (created_at, run_id) < (")
             .push_bind(created_at)
             .push(", ")
             .push_bind(run_id)
