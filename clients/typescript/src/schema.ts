@@ -665,7 +665,7 @@ export interface paths {
         };
         /**
          * What history is kept and what the next retention pass drops (a dry run).
-         * @description The history tables (today the change log behind `GET /v1/stream`) are kept in time partitions; the `history_retention` duty makes them ahead and drops each whole once all of it is older than the table's retention. This lists every partition with its row estimate and size, which ones the next pass drops (planned at its time) and what it makes, without changing anything. The partitions hold every project's history, so this is the operator's.
+         * @description The history tables (the change log behind `GET /v1/stream`, the runs and their task instances) are kept in day partitions; the `history_retention` duty makes them ahead and drops each whole once all of it is older than the table's retention (for the runs and tasks, the longest of the default and every activity's `history_retention`). This lists every partition with its row estimate (for the runs: how many runs) and size, which ones the next pass drops (planned at its time) and what it makes, without changing anything. The partitions hold every project's history, so this is the operator's.
          */
         get: operations["get_retention"];
         put?: never;
@@ -2024,7 +2024,7 @@ export interface components {
          * @description A table kept in time partitions.
          * @enum {string}
          */
-        HistoryTable: "change_log";
+        HistoryTable: "change_log" | "activity_runs" | "task_instances";
         Holiday: {
             /** @example 2026-07-03 */
             date: string;
@@ -7446,6 +7446,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The run existed and is older than its history retention (`run-expired`) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -7521,6 +7530,15 @@ export interface operations {
             };
             /** @description The run is not running; the problem names its status */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The run existed and is older than its history retention (`run-expired`) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7625,6 +7643,15 @@ export interface operations {
             };
             /** @description The run is not failed or cancelled; the problem names its status */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The run existed and is older than its history retention (`run-expired`) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

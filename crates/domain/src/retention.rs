@@ -10,6 +10,10 @@ named_enum! {
     pub enum HistoryTable ("history table") {
         /// The change log behind `GET /v1/stream`.
         ChangeLog = "change_log",
+        /// The runs, by their `created_at`.
+        ActivityRuns = "activity_runs",
+        /// The runs' tasks, by their run's `created_at`.
+        TaskInstances = "task_instances",
     }
 }
 
@@ -50,10 +54,13 @@ impl HistoryTable {
     /// with a day's retention it keeps between one and two days, and a
     /// read by `seq` merges a handful of partitions; hourly partitions
     /// would keep the retention to the hour but make each read merge 24
-    /// or more.
+    /// or more. The runs' day likewise: a lookup by a run's ID without its
+    /// key, or a list, visits one partition per kept day.
     pub fn period(self) -> Period {
         match self {
-            HistoryTable::ChangeLog => Period::Day,
+            HistoryTable::ChangeLog | HistoryTable::ActivityRuns | HistoryTable::TaskInstances => {
+                Period::Day
+            }
         }
     }
 
@@ -327,6 +334,22 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn run_tables_name_their_days_and_not_the_partition_before() {
+        for table in [HistoryTable::ActivityRuns, HistoryTable::TaskInstances] {
+            let name = table.partition_name(at(7, 0, 0));
+            assert_eq!(name, format!("{}_p20261207", table.as_str()));
+            assert_eq!(table.partition_start(&name), Some(at(7, 0, 0)));
+            let before = format!("{}_before", table.as_str());
+            assert_eq!(table.partition_start(&before), None, "{before}");
+        }
+        // One table's names are not another's.
+        assert_eq!(
+            HistoryTable::ActivityRuns.partition_start("task_instances_p20261207"),
+            None
+        );
     }
 
     #[test]

@@ -17,6 +17,8 @@ use acp_store::partitions::{PartitionStore, StoredPartition};
 pub const AHEAD: u32 = 3;
 /// The change log's retention unless configured.
 pub const DEFAULT_CHANGE_LOG_RETENTION_HOURS: f64 = 24.0;
+/// The runs' retention (and their tasks') unless configured: 30 days.
+pub const DEFAULT_RUN_RETENTION_HOURS: f64 = 720.0;
 /// Seconds between passes unless configured.
 pub const DEFAULT_INTERVAL_SECS: f64 = 300.0;
 
@@ -25,6 +27,9 @@ pub const DEFAULT_INTERVAL_SECS: f64 = 300.0;
 pub struct RetentionSettings {
     /// The change log's retention (`None`: kept for ever).
     pub change_log: Option<chrono::Duration>,
+    /// The runs' default retention, for activities that set none of their
+    /// own (`None`: kept for ever).
+    pub runs: Option<chrono::Duration>,
     pub interval: Duration,
 }
 
@@ -32,6 +37,7 @@ impl Default for RetentionSettings {
     fn default() -> Self {
         Self {
             change_log: Some(chrono::Duration::hours(24)),
+            runs: Some(chrono::Duration::hours(DEFAULT_RUN_RETENTION_HOURS as i64)),
             interval: Duration::from_secs_f64(DEFAULT_INTERVAL_SECS),
         }
     }
@@ -86,6 +92,12 @@ impl HistoryRetention {
         match table {
             HistoryTable::ChangeLog => Policy {
                 retention: self.settings.change_log,
+                ahead: AHEAD,
+            },
+            // A run's tasks share its partition key: both tables go by day
+            // together.
+            HistoryTable::ActivityRuns | HistoryTable::TaskInstances => Policy {
+                retention: self.settings.runs,
                 ahead: AHEAD,
             },
         }

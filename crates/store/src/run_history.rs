@@ -54,6 +54,16 @@ pub(super) fn named<T>(column: &str, parsed: Result<T, String>) -> StoreResult<T
     parsed.map_err(|m| StoreError::Other(anyhow::anyhow!("{column}: {m}")))
 }
 
+/// Where a run stands for a reader of its project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStanding {
+    /// No run of the project has this ID.
+    Unknown,
+    Served,
+    /// The run existed and is older than its history retention.
+    Expired,
+}
+
 /// An `activity_runs` row: `RUN_COLUMNS`, in their order.
 struct RunRow {
     run_id: Uuid,
@@ -225,20 +235,28 @@ impl RunStore {
         rows.into_iter().map(TryInto::try_into).collect()
     }
 
-    /// Whether the run belongs to an activity (live or deleted) of
-    /// `project`; a run whose row retention dropped still does (its key
-    /// stays).
-    pub async fn run_owned_by(&self, run_id: Uuid, project: &ProjectId) -> StoreResult<bool> {
-        let owned = sqlx::query_scalar!(
-            r#"SELECT EXISTS (
-                 SELECT 1 FROM run_keys r JOIN activities a ON a.id = r.activity_id
-                  WHERE r.run_id = $1 AND a.project_id = $2) AS "owned!""#,
+    /// Where a run of `project` stands: never created (or another
+    /// project's), served, or expired (its key stays, its row is gone).
+    pub async fn run_standing(
+        &self,
+        run_id: Uuid,
+        project: &ProjectId,
+    ) -> StoreResult<RunStanding> {
+        let served = sqlx::query_scalar!(
+            r#"SELECT EXISTS (SELECT 1 FROM activity_runs r
+                               WHERE r.run_id = k.run_id AND r.created_at = k.created_at) AS "served!"
+                 FROM run_keys k JOIN activities a ON a.id = k.activity_id
+                WHERE k.run_id = $1 AND a.project_id = $2"#,
             run_id,
             project.as_str(),
         )
-        .fetch_one(&self.pool)
+        .fetch_optional(&self.pool)
         .await?;
-        Ok(owned)
+        Ok(match served {
+            None => RunStanding::Unknown,
+            Some(true) => RunStanding::Served,
+            Some(false) => RunStanding::Expired,
+        })
     }
 
     /// A run and its tasks. The run's key names its partition (its
