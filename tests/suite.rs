@@ -59,6 +59,7 @@ mod replay;
 #[path = "resume/main.rs"]
 mod resume;
 mod retention;
+mod retention_activities;
 mod retention_runs;
 #[path = "rollups/main.rs"]
 mod rollups;

@@ -986,6 +986,13 @@ export interface components {
             enabled?: boolean | null;
             flow?: null | components["schemas"]["FlowBody"];
             /**
+             * @description How long its runs are kept and served, ISO-8601 (`P90D`): longer than
+             *     zero, at most `P3650D`. Older runs are no longer listed and answer
+             *     `410 run-expired`. `ACP_RUN_RETENTION_HOURS` (30 days) by default.
+             * @example P90D
+             */
+            history_retention?: string | null;
+            /**
              * @description Key/value labels for filtering (`label=key=value`): at most 64; keys
              *     are 1 to 63 of letters, digits, `. _ - /`; values at most 255 characters.
              */
@@ -1023,6 +1030,8 @@ export interface components {
             enabled: boolean;
             flow?: null | components["schemas"]["FlowBody"];
             flow_state?: null | components["schemas"]["FlowStateResponse"];
+            /** @description How long its runs are kept and served (ISO-8601); the default when absent. */
+            history_retention?: string | null;
             /** Format: uuid */
             id: string;
             labels: {

@@ -90,6 +90,24 @@ impl HistoryTable {
     }
 }
 
+/// The longest `history_retention` an activity may set: ten years (what
+/// an ISO-8601 duration of the API holds).
+pub const MAX_HISTORY_RETENTION_DAYS: u64 = 3_650;
+
+/// An activity's `history_retention`: an ISO-8601 duration longer than
+/// zero and at most [`MAX_HISTORY_RETENTION_DAYS`], in its canonical form.
+pub fn parse_history_retention(text: &str) -> Result<String, String> {
+    let duration = crate::duration::IsoDuration::parse(text)?;
+    let length = duration.as_std();
+    if length.is_zero() {
+        return Err("must be longer than zero".into());
+    }
+    if length > std::time::Duration::from_secs(MAX_HISTORY_RETENTION_DAYS * 86_400) {
+        return Err(format!("must be at most P{MAX_HISTORY_RETENTION_DAYS}D"));
+    }
+    Ok(duration.to_string())
+}
+
 /// One partition: the times `from` (inclusive) to `to` (exclusive).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Partition {
@@ -350,6 +368,30 @@ mod tests {
             HistoryTable::ActivityRuns.partition_start("task_instances_p20261207"),
             None
         );
+    }
+
+    #[test]
+    fn history_retention_is_a_positive_bounded_duration() {
+        let cases = [
+            ("P90D", Ok("P90D")),
+            ("PT36H", Ok("P1DT12H")),
+            ("PT0.5S", Ok("PT0.5S")),
+            ("P3650D", Ok("P3650D")),
+            ("PT0S", Err("must be longer than zero")),
+            ("P3651D", Err("must be at most P3650D")),
+        ];
+        for (text, want) in cases {
+            assert_eq!(
+                parse_history_retention(text).as_deref(),
+                want.map_err(str::to_owned).as_deref(),
+                "{text}"
+            );
+        }
+        assert!(
+            parse_history_retention("P1M").is_err(),
+            "months have no length"
+        );
+        assert!(parse_history_retention("30 days").is_err());
     }
 
     #[test]

@@ -88,7 +88,16 @@ impl HistoryRetention {
         self.settings
     }
 
-    fn policy(&self, table: HistoryTable) -> Policy {
+    /// The runs' retention in force: the default, or the longest an
+    /// activity sets if longer (kept for ever stays for ever).
+    async fn run_retention(&self) -> Result<Option<chrono::Duration>> {
+        let longest = self.store.longest_activity_retention().await?;
+        Ok(self.settings.runs.map(|default| {
+            longest.map_or(default, |secs| default.max(chrono::Duration::seconds(secs)))
+        }))
+    }
+
+    fn policy(&self, table: HistoryTable, runs: Option<chrono::Duration>) -> Policy {
         match table {
             HistoryTable::ChangeLog => Policy {
                 retention: self.settings.change_log,
@@ -97,7 +106,7 @@ impl HistoryRetention {
             // A run's tasks share its partition key: both tables go by day
             // together.
             HistoryTable::ActivityRuns | HistoryTable::TaskInstances => Policy {
-                retention: self.settings.runs,
+                retention: runs,
                 ahead: AHEAD,
             },
         }
@@ -109,10 +118,11 @@ impl HistoryRetention {
         let now = self.store.now().await?;
         let last_pass_at = self.store.last_pass().await?;
         let next_pass_at = retention::next_pass(last_pass_at, self.settings.interval, now);
+        let runs = self.run_retention().await?;
         let mut tables = Vec::new();
         for table in HistoryTable::ALL.to_vec() {
             let stored = self.store.list(table).await?;
-            let plan = self.plan(table, next_pass_at, &stored);
+            let plan = self.plan(table, runs, next_pass_at, &stored);
             let partitions = stored
                 .into_iter()
                 .map(|stored| PartitionReport {
@@ -123,7 +133,7 @@ impl HistoryRetention {
             tables.push(TableReport {
                 table,
                 period: table.period(),
-                retention: self.policy(table).retention,
+                retention: self.policy(table, runs).retention,
                 partitions,
                 created_next: plan.create,
             });
@@ -137,9 +147,15 @@ impl HistoryRetention {
         })
     }
 
-    fn plan(&self, table: HistoryTable, at: DateTime<Utc>, stored: &[StoredPartition]) -> Plan {
+    fn plan(
+        &self,
+        table: HistoryTable,
+        runs: Option<chrono::Duration>,
+        at: DateTime<Utc>,
+        stored: &[StoredPartition],
+    ) -> Plan {
         let existing: Vec<Partition> = stored.iter().map(|s| s.partition.clone()).collect();
-        retention::plan(table, self.policy(table), at, &existing)
+        retention::plan(table, self.policy(table, runs), at, &existing)
     }
 
     /// One pass over every table. A partition that cannot be made or
@@ -148,6 +164,7 @@ impl HistoryRetention {
     /// only ever forgotten from its oldest end.
     pub async fn pass(&self) -> Result<()> {
         let now = self.store.now().await?;
+        let runs = self.run_retention().await?;
         for table in HistoryTable::ALL.to_vec() {
             let detached = self.store.detached(table).await?;
             for name in detached {
@@ -156,7 +173,7 @@ impl HistoryRetention {
                 }
             }
             let stored = self.store.list(table).await?;
-            let plan = self.plan(table, now, &stored);
+            let plan = self.plan(table, runs, now, &stored);
             for partition in &plan.create {
                 match self.store.create(table, partition).await {
                     Ok(()) => tracing::info!(partition = %partition.name, "partition made"),

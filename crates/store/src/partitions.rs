@@ -200,6 +200,16 @@ impl PartitionStore {
         execute(&mut *self.pool.acquire().await?, statements).await
     }
 
+    /// The longest `history_retention` a live activity sets, in seconds.
+    pub async fn longest_activity_retention(&self) -> StoreResult<Option<i64>> {
+        Ok(sqlx::query_scalar!(
+            "SELECT extract(epoch FROM max(acp_history_retention(definition)))::bigint
+               FROM activities WHERE deleted_at IS NULL",
+        )
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
     /// When the last pass ran, in any process.
     pub async fn last_pass(&self) -> StoreResult<Option<DateTime<Utc>>> {
         Ok(

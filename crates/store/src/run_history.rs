@@ -236,7 +236,8 @@ impl RunStore {
     }
 
     /// Where a run of `project` stands: never created (or another
-    /// project's), served, or expired (its key stays, its row is gone).
+    /// project's), served, or expired (its key stays, its row is gone or
+    /// older than its activity's own `history_retention`).
     pub async fn run_standing(
         &self,
         run_id: Uuid,
@@ -244,7 +245,9 @@ impl RunStore {
     ) -> StoreResult<RunStanding> {
         let served = sqlx::query_scalar!(
             r#"SELECT EXISTS (SELECT 1 FROM activity_runs r
-                               WHERE r.run_id = k.run_id AND r.created_at = k.created_at) AS "served!"
+                               WHERE r.run_id = k.run_id AND r.created_at = k.created_at)
+                      AND k.created_at >= coalesce(now() - acp_history_retention(a.definition),
+                                                   '-infinity') AS "served!"
                  FROM run_keys k JOIN activities a ON a.id = k.activity_id
                 WHERE k.run_id = $1 AND a.project_id = $2"#,
             run_id,
@@ -353,6 +356,12 @@ pub fn list_runs_query<'a>(
             .push_bind(project.as_str().to_owned())
             .push(")");
     }
+    // A run older than its activity's own `history_retention` is not
+    // served, though its partition may not be dropped yet.
+    qb.push(
+        " AND NOT EXISTS (SELECT 1 FROM activities h WHERE h.id = activity_runs.activity_id \
+           AND activity_runs.created_at < now() - acp_history_retention(h.definition))",
+    );
     if let Some(status) = filter.status {
         qb.push(" AND status = ").push_bind(status.as_str());
     }
