@@ -60,6 +60,7 @@ mod replay;
 mod resume;
 mod retention;
 mod retention_activities;
+mod retention_migration;
 mod retention_runs;
 #[path = "rollups/main.rs"]
 mod rollups;
