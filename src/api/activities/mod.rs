@@ -7,4 +7,5 @@ pub mod preview;
 pub mod schedule;
 pub mod schedule_view;
 pub mod trigger_model;
+mod trigger_render;
 mod trigger_schema;

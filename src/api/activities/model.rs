@@ -8,7 +8,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::flow::{FlowBody, FlowStateResponse, flow_body, parse_flow};
-use super::trigger_model::{TriggerBody, TriggerKind, parse_trigger, trigger_body};
+use super::trigger_model::{TriggerBody, TriggerKind, parse_trigger};
+use super::trigger_render::trigger_body;
 use crate::api::alerts::handlers::AlertResponse;
 use crate::api::alerts::model::{
     AlertsBody, NotifyBody, alerts_body, notify_body, parse_alerts, parse_notify,
