@@ -114,16 +114,6 @@ pub struct Settings {
     )]
     pub change_log_retention_hours: f64,
 
-    /// Hours a run (and its tasks) is kept at least, for an activity that
-    /// sets no `history_retention` of its own.
-    #[arg(
-        long,
-        env = "ACP_RUN_RETENTION_HOURS",
-        default_value_t = acp_service::retention::DEFAULT_RUN_RETENTION_HOURS,
-        global = true
-    )]
-    pub run_retention_hours: f64,
-
     /// Seconds between passes of the `history_retention` duty.
     #[arg(
         long,
@@ -311,15 +301,13 @@ impl Settings {
     /// How the history tables are kept: the retention at least a second,
     /// at most a century.
     pub fn retention(&self) -> acp_service::retention::RetentionSettings {
-        let kept = |hours: f64| {
-            let hours = hours.clamp(1.0 / 3600.0, 876_000.0);
-            Some(chrono::Duration::milliseconds(
-                (hours * 3_600_000.0).round() as i64,
-            ))
-        };
+        let hours = self
+            .change_log_retention_hours
+            .clamp(1.0 / 3600.0, 876_000.0);
         acp_service::retention::RetentionSettings {
-            change_log: kept(self.change_log_retention_hours),
-            runs: kept(self.run_retention_hours),
+            change_log: Some(chrono::Duration::milliseconds(
+                (hours * 3_600_000.0).round() as i64,
+            )),
             interval: Duration::from_secs_f64(self.retention_interval_secs.clamp(0.1, 86_400.0)),
         }
     }
@@ -384,7 +372,6 @@ impl std::fmt::Debug for Settings {
                 "change_log_retention_hours",
                 &self.change_log_retention_hours,
             )
-            .field("run_retention_hours", &self.run_retention_hours)
             .field("retention_interval_secs", &self.retention_interval_secs)
             .field("temporal_timeout_ms", &self.temporal_timeout_ms)
             .field("db_max_connections", &self.db_max_connections)

@@ -61,9 +61,6 @@ mod replay;
 #[path = "resume/main.rs"]
 mod resume;
 mod retention;
-mod retention_activities;
-mod retention_migration;
-mod retention_runs;
 #[path = "rollups/main.rs"]
 mod rollups;
 mod run_bulk;

@@ -63,9 +63,6 @@ pub enum ApiError {
     /// What was asked for existed once and is no longer kept.
     #[error("gone: {0}")]
     Gone(String),
-    /// A run that existed and is older than its history retention.
-    #[error("run {0} expired")]
-    RunExpired(uuid::Uuid),
     /// A known event ID arrived with other content.
     #[error("conflicting re-delivery of event {}", .0.event_id)]
     EventConflict(service::EventConflict),
@@ -133,11 +130,6 @@ impl ApiError {
             ),
             Self::Conflict(_) => (StatusCode::CONFLICT, "conflict", "Conflict"),
             Self::Gone(_) => (StatusCode::GONE, "gone", "No longer kept"),
-            Self::RunExpired(_) => (
-                StatusCode::GONE,
-                "run-expired",
-                "The run is older than its history retention",
-            ),
             Self::EventConflict(_) => (
                 StatusCode::CONFLICT,
                 "event-conflict",
@@ -231,14 +223,6 @@ impl ApiError {
             Self::Gone(detail) => (
                 Some(detail.clone()),
                 vec![FieldError::new("Last-Event-ID", detail.clone())],
-            ),
-            Self::RunExpired(run_id) => (
-                Some(format!(
-                    "run {run_id} existed and is no longer kept: it is older than its activity's \
-                     history retention; its counts stay in the run statistics, and its trigger \
-                     never starts it again"
-                )),
-                vec![],
             ),
             Self::EventConflict(conflict) => (
                 Some(format!(
@@ -381,7 +365,6 @@ impl From<service::Error> for ApiError {
             service::Error::Invalid(errors) => ApiError::Validation(errors),
             service::Error::Conflict(detail) => ApiError::Conflict(detail),
             service::Error::EventConflict(conflict) => ApiError::EventConflict(conflict),
-            service::Error::RunExpired(run_id) => ApiError::RunExpired(run_id),
             service::Error::Store(err) => err.into(),
             service::Error::Temporal(err) => err.into(),
         }

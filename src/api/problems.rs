@@ -48,7 +48,6 @@ problems! {
     NoSuchKey = 404, "No such key";
     NoSuchProject = 404, "No such project";
     NoSuchRun = 404, "No such run";
-    RunExpired = 410, "The run existed and is older than its history retention (`run-expired`)";
     NoSuchSource = 404, "No such source";
     NoSuchSubscription = 404, "No such subscription";
     SourceNameTaken = 409, "A source with this name exists";

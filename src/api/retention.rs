@@ -1,6 +1,6 @@
 //! `GET /v1/retention`: the dry run of the history retention duty, for
-//! `operator` keys: every partition of every history table (the change
-//! log, the runs, their tasks), what the next pass drops, and when it runs.
+//! `admin` keys: every partition of every history table, what the next
+//! pass drops, and when it runs.
 
 use axum::Json;
 use axum::extract::State;
@@ -123,7 +123,7 @@ fn render(report: RetentionReport) -> RetentionResponse {
     path = "/v1/retention",
     security(("bearer" = ["operator"])),
     tag = "retention",
-    description = "The history tables (the change log behind `GET /v1/stream`, the runs and their task instances) are kept in day partitions; the `history_retention` duty makes them ahead and drops each whole once all of it is older than the table's retention (for the runs and tasks, the longest of the default and every activity's `history_retention`). This lists every partition with its row estimate (for the runs: how many runs) and size, which ones the next pass drops (planned at its time) and what it makes, without changing anything. The partitions hold every project's history, so this is the operator's.",
+    description = "The history tables (today the change log behind `GET /v1/stream`) are kept in time partitions; the `history_retention` duty makes them ahead and drops each whole once all of it is older than the table's retention. This lists every partition with its row estimate and size, which ones the next pass drops (planned at its time) and what it makes, without changing anything. The partitions hold every project's history, so this is the operator's.",
     responses(
         (status = 200, description = "The partitions and the next pass", body = RetentionResponse),
         problems::PostgresUnavailable,

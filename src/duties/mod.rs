@@ -167,9 +167,8 @@ pub const TABLE: &[Entry] = &[
     Entry {
         name: "history_retention",
         reported: Some(Duty::HistoryRetention),
-        about: "Makes the day partitions of the change log and the run history ahead and \
-                drops those wholly older than their retention (`GET /v1/retention` shows the \
-                next pass).",
+        about: "Makes the change log's day partitions ahead and drops those wholly older than \
+                its retention (`GET /v1/retention` shows the next pass).",
         carriers: &[(Serve, Always), (Api, Always)],
         election: Election::Leader,
         start: |cx, stop| {

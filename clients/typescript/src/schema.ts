@@ -665,7 +665,7 @@ export interface paths {
         };
         /**
          * What history is kept and what the next retention pass drops (a dry run).
-         * @description The history tables (the change log behind `GET /v1/stream`, the runs and their task instances) are kept in day partitions; the `history_retention` duty makes them ahead and drops each whole once all of it is older than the table's retention (for the runs and tasks, the longest of the default and every activity's `history_retention`). This lists every partition with its row estimate (for the runs: how many runs) and size, which ones the next pass drops (planned at its time) and what it makes, without changing anything. The partitions hold every project's history, so this is the operator's.
+         * @description The history tables (today the change log behind `GET /v1/stream`) are kept in time partitions; the `history_retention` duty makes them ahead and drops each whole once all of it is older than the table's retention. This lists every partition with its row estimate and size, which ones the next pass drops (planned at its time) and what it makes, without changing anything. The partitions hold every project's history, so this is the operator's.
          */
         get: operations["get_retention"];
         put?: never;
@@ -987,13 +987,6 @@ export interface components {
             enabled?: boolean | null;
             flow?: null | components["schemas"]["FlowBody"];
             /**
-             * @description How long its runs are kept and served, ISO-8601 (`P90D`): longer than
-             *     zero, at most `P3650D`. Older runs are no longer listed and answer
-             *     `410 run-expired`. `ACP_RUN_RETENTION_HOURS` (30 days) by default.
-             * @example P90D
-             */
-            history_retention?: string | null;
-            /**
              * @description Key/value labels for filtering (`label=key=value`): at most 64; keys
              *     are 1 to 63 of letters, digits, `. _ - /`; values at most 255 characters.
              */
@@ -1031,8 +1024,6 @@ export interface components {
             enabled: boolean;
             flow?: null | components["schemas"]["FlowBody"];
             flow_state?: null | components["schemas"]["FlowStateResponse"];
-            /** @description How long its runs are kept and served (ISO-8601); the default when absent. */
-            history_retention?: string | null;
             /** Format: uuid */
             id: string;
             labels: {
@@ -2045,7 +2036,7 @@ export interface components {
          * @description A table kept in time partitions.
          * @enum {string}
          */
-        HistoryTable: "change_log" | "activity_runs" | "task_instances";
+        HistoryTable: "change_log";
         Holiday: {
             /** @example 2026-07-03 */
             date: string;
@@ -7711,15 +7702,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The run existed and is older than its history retention (`run-expired`) */
-            410: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description PostgreSQL unavailable */
             503: {
                 headers: {
@@ -7798,15 +7780,6 @@ export interface operations {
             };
             /** @description The run is not running; the problem names its status */
             409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The run existed and is older than its history retention (`run-expired`) */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7914,15 +7887,6 @@ export interface operations {
             };
             /** @description The run is not failed or cancelled; the problem names its status */
             409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The run existed and is older than its history retention (`run-expired`) */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };

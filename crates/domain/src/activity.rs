@@ -121,10 +121,6 @@ pub struct ActivityDefinition {
     /// Flow control of this activity's runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<super::flow::Flow>,
-    /// How long its runs are served (ISO-8601, canonical); the default
-    /// retention when `None`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub history_retention: Option<String>,
 }
 
 /// Whether Temporal matches the database for this activity's schedule.

@@ -10,10 +10,6 @@ named_enum! {
     pub enum HistoryTable ("history table") {
         /// The change log behind `GET /v1/stream`.
         ChangeLog = "change_log",
-        /// The runs, by their `created_at`.
-        ActivityRuns = "activity_runs",
-        /// The runs' tasks, by their run's `created_at`.
-        TaskInstances = "task_instances",
     }
 }
 
@@ -54,13 +50,10 @@ impl HistoryTable {
     /// with a day's retention it keeps between one and two days, and a
     /// read by `seq` merges a handful of partitions; hourly partitions
     /// would keep the retention to the hour but make each read merge 24
-    /// or more. The runs' day likewise: a lookup by a run's ID without its
-    /// key, or a list, visits one partition per kept day.
+    /// or more.
     pub fn period(self) -> Period {
         match self {
-            HistoryTable::ChangeLog | HistoryTable::ActivityRuns | HistoryTable::TaskInstances => {
-                Period::Day
-            }
+            HistoryTable::ChangeLog => Period::Day,
         }
     }
 
@@ -88,24 +81,6 @@ impl HistoryTable {
         };
         Some(date.and_hms_opt(hour, 0, 0)?.and_utc())
     }
-}
-
-/// The longest `history_retention` an activity may set: ten years (what
-/// an ISO-8601 duration of the API holds).
-pub const MAX_HISTORY_RETENTION_DAYS: u64 = 3_650;
-
-/// An activity's `history_retention`: an ISO-8601 duration longer than
-/// zero and at most [`MAX_HISTORY_RETENTION_DAYS`], in its canonical form.
-pub fn parse_history_retention(text: &str) -> Result<String, String> {
-    let duration = crate::duration::IsoDuration::parse(text)?;
-    let length = duration.as_std();
-    if length.is_zero() {
-        return Err("must be longer than zero".into());
-    }
-    if length > std::time::Duration::from_secs(MAX_HISTORY_RETENTION_DAYS * 86_400) {
-        return Err(format!("must be at most P{MAX_HISTORY_RETENTION_DAYS}D"));
-    }
-    Ok(duration.to_string())
 }
 
 /// One partition: the times `from` (inclusive) to `to` (exclusive).
@@ -352,46 +327,6 @@ mod tests {
                 "{name}"
             );
         }
-    }
-
-    #[test]
-    fn run_tables_name_their_days_and_not_the_partition_before() {
-        for table in [HistoryTable::ActivityRuns, HistoryTable::TaskInstances] {
-            let name = table.partition_name(at(7, 0, 0));
-            assert_eq!(name, format!("{}_p20261207", table.as_str()));
-            assert_eq!(table.partition_start(&name), Some(at(7, 0, 0)));
-            let before = format!("{}_before", table.as_str());
-            assert_eq!(table.partition_start(&before), None, "{before}");
-        }
-        // One table's names are not another's.
-        assert_eq!(
-            HistoryTable::ActivityRuns.partition_start("task_instances_p20261207"),
-            None
-        );
-    }
-
-    #[test]
-    fn history_retention_is_a_positive_bounded_duration() {
-        let cases = [
-            ("P90D", Ok("P90D")),
-            ("PT36H", Ok("P1DT12H")),
-            ("PT0.5S", Ok("PT0.5S")),
-            ("P3650D", Ok("P3650D")),
-            ("PT0S", Err("must be longer than zero")),
-            ("P3651D", Err("must be at most P3650D")),
-        ];
-        for (text, want) in cases {
-            assert_eq!(
-                parse_history_retention(text).as_deref(),
-                want.map_err(str::to_owned).as_deref(),
-                "{text}"
-            );
-        }
-        assert!(
-            parse_history_retention("P1M").is_err(),
-            "months have no length"
-        );
-        assert!(parse_history_retention("30 days").is_err());
     }
 
     #[test]

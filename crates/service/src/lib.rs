@@ -82,10 +82,6 @@ pub enum Error {
     /// not a duplicate. The event keeps its first content.
     #[error("event {} was first seen at {} with other content", .0.event_id, .0.first_seen)]
     EventConflict(EventConflict),
-    /// The run existed (its key is kept) and is older than its history
-    /// retention: dropped, or no longer served.
-    #[error("run {0} is older than its history retention")]
-    RunExpired(uuid::Uuid),
 }
 
 /// A conflicting re-delivery: which event, when it was first seen, and

@@ -17,8 +17,6 @@ use acp_store::partitions::{PartitionStore, StoredPartition};
 pub const AHEAD: u32 = 3;
 /// The change log's retention unless configured.
 pub const DEFAULT_CHANGE_LOG_RETENTION_HOURS: f64 = 24.0;
-/// The runs' retention (and their tasks') unless configured: 30 days.
-pub const DEFAULT_RUN_RETENTION_HOURS: f64 = 720.0;
 /// Seconds between passes unless configured.
 pub const DEFAULT_INTERVAL_SECS: f64 = 300.0;
 
@@ -27,9 +25,6 @@ pub const DEFAULT_INTERVAL_SECS: f64 = 300.0;
 pub struct RetentionSettings {
     /// The change log's retention (`None`: kept for ever).
     pub change_log: Option<chrono::Duration>,
-    /// The runs' default retention, for activities that set none of their
-    /// own (`None`: kept for ever).
-    pub runs: Option<chrono::Duration>,
     pub interval: Duration,
 }
 
@@ -37,7 +32,6 @@ impl Default for RetentionSettings {
     fn default() -> Self {
         Self {
             change_log: Some(chrono::Duration::hours(24)),
-            runs: Some(chrono::Duration::hours(DEFAULT_RUN_RETENTION_HOURS as i64)),
             interval: Duration::from_secs_f64(DEFAULT_INTERVAL_SECS),
         }
     }
@@ -88,25 +82,10 @@ impl HistoryRetention {
         self.settings
     }
 
-    /// The runs' retention in force: the default, or the longest an
-    /// activity sets if longer (kept for ever stays for ever).
-    async fn run_retention(&self) -> Result<Option<chrono::Duration>> {
-        let longest = self.store.longest_activity_retention().await?;
-        Ok(self.settings.runs.map(|default| {
-            longest.map_or(default, |secs| default.max(chrono::Duration::seconds(secs)))
-        }))
-    }
-
-    fn policy(&self, table: HistoryTable, runs: Option<chrono::Duration>) -> Policy {
+    fn policy(&self, table: HistoryTable) -> Policy {
         match table {
             HistoryTable::ChangeLog => Policy {
                 retention: self.settings.change_log,
-                ahead: AHEAD,
-            },
-            // A run's tasks share its partition key: both tables go by day
-            // together.
-            HistoryTable::ActivityRuns | HistoryTable::TaskInstances => Policy {
-                retention: runs,
                 ahead: AHEAD,
             },
         }
@@ -118,11 +97,10 @@ impl HistoryRetention {
         let now = self.store.now().await?;
         let last_pass_at = self.store.last_pass().await?;
         let next_pass_at = retention::next_pass(last_pass_at, self.settings.interval, now);
-        let runs = self.run_retention().await?;
         let mut tables = Vec::new();
         for table in HistoryTable::ALL.to_vec() {
             let stored = self.store.list(table).await?;
-            let plan = self.plan(table, runs, next_pass_at, &stored);
+            let plan = self.plan(table, next_pass_at, &stored);
             let partitions = stored
                 .into_iter()
                 .map(|stored| PartitionReport {
@@ -133,7 +111,7 @@ impl HistoryRetention {
             tables.push(TableReport {
                 table,
                 period: table.period(),
-                retention: self.policy(table, runs).retention,
+                retention: self.policy(table).retention,
                 partitions,
                 created_next: plan.create,
             });
@@ -147,15 +125,9 @@ impl HistoryRetention {
         })
     }
 
-    fn plan(
-        &self,
-        table: HistoryTable,
-        runs: Option<chrono::Duration>,
-        at: DateTime<Utc>,
-        stored: &[StoredPartition],
-    ) -> Plan {
+    fn plan(&self, table: HistoryTable, at: DateTime<Utc>, stored: &[StoredPartition]) -> Plan {
         let existing: Vec<Partition> = stored.iter().map(|s| s.partition.clone()).collect();
-        retention::plan(table, self.policy(table, runs), at, &existing)
+        retention::plan(table, self.policy(table), at, &existing)
     }
 
     /// One pass over every table. A partition that cannot be made or
@@ -164,7 +136,6 @@ impl HistoryRetention {
     /// only ever forgotten from its oldest end.
     pub async fn pass(&self) -> Result<()> {
         let now = self.store.now().await?;
-        let runs = self.run_retention().await?;
         for table in HistoryTable::ALL.to_vec() {
             let detached = self.store.detached(table).await?;
             for name in detached {
@@ -173,7 +144,7 @@ impl HistoryRetention {
                 }
             }
             let stored = self.store.list(table).await?;
-            let plan = self.plan(table, runs, now, &stored);
+            let plan = self.plan(table, now, &stored);
             for partition in &plan.create {
                 match self.store.create(table, partition).await {
                     Ok(()) => tracing::info!(partition = %partition.name, "partition made"),

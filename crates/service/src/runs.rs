@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::activities::Activities;
-use super::{Error, Result};
+use super::{Error, Result, found};
 use acp_domain::audit::{Actor, Note, Subject};
 use acp_domain::auth::UnconfirmedKey;
 use acp_domain::ids;
@@ -13,8 +13,7 @@ use acp_domain::query::{RunFilter, StatsFilter};
 use acp_domain::retry::RunAttempt;
 use acp_domain::run::{Run, RunInput, StartOutcome, TaskInstance};
 use acp_domain::stats::{ActivitySummary, BucketCounts, SummarySpan};
-use acp_store::run_history::RunStanding;
-use acp_store::{AuditStore, RunStore, StoreError};
+use acp_store::{AuditStore, RunStore};
 
 /// What a manual trigger did.
 #[derive(Debug, Clone)]
@@ -118,21 +117,16 @@ impl Runs {
     /// One run of `project` with its task instances.
     pub async fn get(&self, run_id: Uuid, project: &ProjectId) -> Result<(Run, Vec<TaskInstance>)> {
         self.check_run_owner(run_id, project).await?;
-        match self.runs.get_run(run_id).await {
-            // Its key was there a moment ago: retention dropped it since.
-            Err(StoreError::NotFound) => Err(Error::RunExpired(run_id)),
-            other => Ok(other?),
-        }
+        found(self.runs.get_run(run_id).await, "run")
     }
 
-    /// The run belongs to an activity of `project` and is still served;
-    /// another project's is not found, the same answer as an ID that never
-    /// existed, and one older than its retention has expired.
+    /// The run belongs to an activity of `project`; another project's is
+    /// not found, the same answer as an ID that never existed.
     pub async fn check_run_owner(&self, run_id: Uuid, project: &ProjectId) -> Result<()> {
-        match self.runs.run_standing(run_id, project).await? {
-            RunStanding::Served => Ok(()),
-            RunStanding::Expired => Err(Error::RunExpired(run_id)),
-            RunStanding::Unknown => Err(Error::NotFound("run")),
+        if self.runs.run_owned_by(run_id, project).await? {
+            Ok(())
+        } else {
+            Err(Error::NotFound("run"))
         }
     }
 }

@@ -422,14 +422,13 @@ async fn absorb(
     )
     .execute(&mut **tx)
     .await?;
-    // A dispatch whose run exists (or was pruned) keeps it: the key
-    // trigger skips the row.
     sqlx::query!(
         "INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type, event_id,
              status, skip_reason, definition_version, finished_at)
          SELECT run_id, activity_id, workflow_id, 'event', event_id, 'skipped', 'debounced',
              definition_version, now()
-           FROM event_dispatches WHERE activity_id = $1 AND event_id = ANY($2)",
+           FROM event_dispatches WHERE activity_id = $1 AND event_id = ANY($2)
+         ON CONFLICT (run_id) DO NOTHING",
         activity_id,
         event_ids,
     )

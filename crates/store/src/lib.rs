@@ -94,7 +94,9 @@ pub type StoreResult<T> = Result<T, StoreError>;
 fn conflict_message(constraint: Option<&str>) -> &'static str {
     match constraint {
         Some("activities_pkey") => "an activity with this ID exists",
-        Some("run_keys_workflow_id_key" | "run_keys_pkey") => "a run with this workflow ID exists",
+        Some("activity_runs_workflow_id_key" | "activity_runs_pkey") => {
+            "a run with this workflow ID exists"
+        }
         Some("idempotency_keys_pkey") => "this Idempotency-Key is already in use",
         Some("events_pkey") => "an event with this ID exists",
         Some("sources_name_key") => "a source with this name exists",

@@ -125,7 +125,7 @@ impl PartitionStore {
     /// that was interrupted), then drops it. What readers must learn of
     /// the loss (the change log's `pruned_through`) is recorded first, in
     /// its own transaction: a reader is told too early at worst, never
-    /// too late. So are the flow slots its runs free.
+    /// too late.
     pub async fn drop_partition(
         &self,
         table: HistoryTable,
@@ -143,21 +143,6 @@ impl PartitionStore {
                 .execute(&self.pool)
                 .await?;
             }
-            // A run dropped while it still held a flow slot or waited for
-            // one would hold it for ever: its status never changes again.
-            HistoryTable::ActivityRuns => {
-                sqlx::query!(
-                    "WITH dropped AS (SELECT run_id FROM activity_runs
-                                       WHERE created_at >= $1 AND created_at < $2),
-                          slots AS (DELETE FROM flow_slots WHERE run_id IN (SELECT run_id FROM dropped))
-                     DELETE FROM flow_rate_waits WHERE run_id IN (SELECT run_id FROM dropped)",
-                    partition.from,
-                    partition.to,
-                )
-                .execute(&self.pool)
-                .await?;
-            }
-            HistoryTable::TaskInstances => {}
         }
         let parent = ident(table.as_str());
         let name = ident(&partition.name);
@@ -198,16 +183,6 @@ impl PartitionStore {
             ident(name)
         );
         execute(&mut *self.pool.acquire().await?, statements).await
-    }
-
-    /// The longest `history_retention` a live activity sets, in seconds.
-    pub async fn longest_activity_retention(&self) -> StoreResult<Option<i64>> {
-        Ok(sqlx::query_scalar!(
-            "SELECT extract(epoch FROM max(acp_history_retention(definition)))::bigint
-               FROM activities WHERE deleted_at IS NULL",
-        )
-        .fetch_one(&self.pool)
-        .await?)
     }
 
     /// When the last pass ran, in any process.

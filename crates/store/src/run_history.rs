@@ -54,16 +54,6 @@ pub(super) fn named<T>(column: &str, parsed: Result<T, String>) -> StoreResult<T
     parsed.map_err(|m| StoreError::Other(anyhow::anyhow!("{column}: {m}")))
 }
 
-/// Where a run stands for a reader of its project.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunStanding {
-    /// No run of the project has this ID.
-    Unknown,
-    Served,
-    /// The run existed and is older than its history retention.
-    Expired,
-}
-
 /// An `activity_runs` row: `RUN_COLUMNS`, in their order.
 struct RunRow {
     run_id: Uuid,
@@ -235,35 +225,21 @@ impl RunStore {
         rows.into_iter().map(TryInto::try_into).collect()
     }
 
-    /// Where a run of `project` stands: never created (or another
-    /// project's), served, or expired (its key stays, its row is gone or
-    /// older than its activity's own `history_retention`).
-    pub async fn run_standing(
-        &self,
-        run_id: Uuid,
-        project: &ProjectId,
-    ) -> StoreResult<RunStanding> {
-        let served = sqlx::query_scalar!(
-            r#"SELECT EXISTS (SELECT 1 FROM activity_runs r
-                               WHERE r.run_id = k.run_id AND r.created_at = k.created_at)
-                      AND k.created_at >= coalesce(now() - acp_history_retention(a.definition),
-                                                   '-infinity') AS "served!"
-                 FROM run_keys k JOIN activities a ON a.id = k.activity_id
-                WHERE k.run_id = $1 AND a.project_id = $2"#,
+    /// Whether the run belongs to an activity (live or deleted) of
+    /// `project`.
+    pub async fn run_owned_by(&self, run_id: Uuid, project: &ProjectId) -> StoreResult<bool> {
+        let owned = sqlx::query_scalar!(
+            r#"SELECT EXISTS (
+                 SELECT 1 FROM activity_runs r JOIN activities a ON a.id = r.activity_id
+                  WHERE r.run_id = $1 AND a.project_id = $2) AS "owned!""#,
             run_id,
             project.as_str(),
         )
-        .fetch_optional(&self.pool)
+        .fetch_one(&self.pool)
         .await?;
-        Ok(match served {
-            None => RunStanding::Unknown,
-            Some(true) => RunStanding::Served,
-            Some(false) => RunStanding::Expired,
-        })
+        Ok(owned)
     }
 
-    /// A run and its tasks. The run's key names its partition (its
-    /// `created_at`), so each read probes one partition's index.
     pub async fn get_run(&self, run_id: Uuid) -> StoreResult<(Run, Vec<TaskInstance>)> {
         let run = sqlx::query_as!(
             RunRow,
@@ -272,8 +248,7 @@ impl RunStore {
                  finished_at, error, tasks_total, tasks_succeeded, tasks_failed, created_at,
                  cancel_requested_at, cancel_reason, cancelled_by, cancel_forced, attempt, flow_key,
                  queued_at
-             FROM activity_runs
-             WHERE run_id = $1 AND created_at = (SELECT created_at FROM run_keys WHERE run_id = $1)",
+             FROM activity_runs WHERE run_id = $1",
             run_id,
         )
         .fetch_optional(&self.pool)
@@ -284,9 +259,8 @@ impl RunStore {
             r#"SELECT id, run_id, workflow_id, task_type, task_index, name, status, attempts,
                  started_at, finished_at, output, error, run_attempt,
                  previous_attempts AS "previous_attempts: _"
-             FROM task_instances WHERE run_id = $1 AND run_created_at = $2 ORDER BY task_index"#,
+             FROM task_instances WHERE run_id = $1 ORDER BY task_index"#,
             run_id,
-            run.created_at,
         )
         .fetch_all(&self.pool)
         .await?;
@@ -323,9 +297,8 @@ impl RunStore {
 
 /// The statement behind `list_runs` (public so that the benchmark runs the
 /// very same SQL in pgbench). Its parameters are bound in this order: the
-/// key to confirm live, the filters as `RunFilter` lists them, the cursor's
-/// `created_at` (its partition bound), the cursor (`created_at`, `run_id`),
-/// the limit.
+/// key to confirm live, the filters as `RunFilter` lists them, the cursor
+/// (`created_at`, `run_id`), the limit.
 pub fn list_runs_query<'a>(
     filter: &RunFilter,
     after: Option<(DateTime<Utc>, Uuid)>,
@@ -356,12 +329,6 @@ pub fn list_runs_query<'a>(
             .push_bind(project.as_str().to_owned())
             .push(")");
     }
-    // A run older than its activity's own `history_retention` is not
-    // served, though its partition may not be dropped yet.
-    qb.push(
-        " AND NOT EXISTS (SELECT 1 FROM activities h WHERE h.id = activity_runs.activity_id \
-           AND activity_runs.created_at < now() - acp_history_retention(h.definition))",
-    );
     if let Some(status) = filter.status {
         qb.push(" AND status = ").push_bind(status.as_str());
     }
@@ -381,10 +348,7 @@ pub fn list_runs_query<'a>(
         qb.push(" AND started_at < ").push_bind(t);
     }
     if let Some((created_at, run_id)) = after {
-        // The first bound alone prunes the partitions newer than the page.
-        qb.push(" AND created_at <= ")
-            .push_bind(created_at)
-            .push(" AND (created_at, run_id) < (")
+        qb.push(" AND (created_at, run_id) < (")
             .push_bind(created_at)
             .push(", ")
             .push_bind(run_id)

@@ -89,30 +89,23 @@ impl RunStore {
         row.map(|d| d.0).ok_or(StoreError::NotFound)
     }
 
-    /// Writes a run's first row: a retried `log_run` finds its row
-    /// untouched, and so does a run whose row retention dropped (its key in
-    /// `run_keys` stays, and the key trigger skips the insert); a nominal
-    /// time recorded as skipped and later run on purpose (a backfill)
-    /// becomes a running run. Returns whether this call wrote.
+    /// `INSERT … ON CONFLICT`: a retried `log_run` finds its row untouched;
+    /// a nominal time recorded as skipped and later run on purpose (a
+    /// backfill) becomes a running run. Returns whether this call wrote.
     #[tracing::instrument(skip(self, run), fields(run_id = %run.run_id))]
     pub async fn insert_run(&self, run: &NewRun<'_>) -> StoreResult<bool> {
-        let wrote = sqlx::query_scalar!(
-            r#"WITH revived AS (
-                 UPDATE activity_runs SET status = $12, skip_reason = NULL,
-                     window_start = $7, window_end = $8, definition_version = $9, context = $10,
-                     started_at = CASE WHEN $12 = 'running' THEN now() END, tasks_total = $11
-                 WHERE run_id = $1 AND status = 'skipped'
-                   AND created_at = (SELECT created_at FROM run_keys WHERE run_id = $1)
-                 RETURNING 1),
-             written AS (
-                 INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type,
-                     scheduled_for, event_id, status, window_start, window_end, definition_version,
-                     context, started_at, tasks_total)
-                 SELECT $1, $2, $3, $4, $5, $6, $12, $7, $8, $9, $10,
-                     CASE WHEN $12 = 'running' THEN now() END, $11
-                 WHERE NOT EXISTS (SELECT 1 FROM revived)
-                 RETURNING 1)
-             SELECT EXISTS (SELECT 1 FROM revived) OR EXISTS (SELECT 1 FROM written) AS "wrote!""#,
+        let result = sqlx::query!(
+            "INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type, scheduled_for,
+                 event_id, status, window_start, window_end, definition_version, context, started_at,
+                 tasks_total)
+             VALUES ($1, $2, $3, $4, $5, $6, $12, $7, $8, $9, $10,
+                 CASE WHEN $12 = 'running' THEN now() END, $11)
+             ON CONFLICT (run_id) DO UPDATE SET status = EXCLUDED.status, skip_reason = NULL,
+                 window_start = EXCLUDED.window_start, window_end = EXCLUDED.window_end,
+                 definition_version = EXCLUDED.definition_version, context = EXCLUDED.context,
+                 started_at = EXCLUDED.started_at,
+                 tasks_total = EXCLUDED.tasks_total
+             WHERE activity_runs.status = 'skipped'",
             run.run_id,
             run.activity_id,
             run.workflow_id,
@@ -126,13 +119,13 @@ impl RunStore {
             run.tasks_total,
             if run.queued { "queued" } else { "running" },
         )
-        .fetch_one(&self.pool)
+        .execute(&self.pool)
         .await?;
-        Ok(wrote)
+        Ok(result.rows_affected() == 1)
     }
 
     /// Records that a nominal time was not run, and why. A time that already
-    /// has a run keeps it (the key trigger skips the row).
+    /// has a run keeps it.
     #[allow(clippy::too_many_arguments)]
     pub async fn insert_skipped(
         &self,
@@ -147,7 +140,8 @@ impl RunStore {
         sqlx::query!(
             "INSERT INTO activity_runs (run_id, activity_id, workflow_id, trigger_type, scheduled_for,
                  status, skip_reason, definition_version, finished_at)
-             VALUES ($1, $2, $3, $4, $5, 'skipped', $6, $7, now())",
+             VALUES ($1, $2, $3, $4, $5, 'skipped', $6, $7, now())
+             ON CONFLICT (run_id) DO NOTHING",
             run_id,
             activity_id,
             workflow_id,

@@ -19,7 +19,6 @@ use acp_domain::FieldError;
 use acp_domain::activity::{Activity, ActivityDefinition, SyncState, TaskSpec};
 use acp_domain::ids;
 
-mod durations;
 mod task;
 mod task_schema;
 
@@ -73,15 +72,6 @@ pub struct ActivityRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(example = "PT30M")]
     pub run_timeout: Option<String>,
-    /// How long its runs are kept and served, ISO-8601 (`P90D`): longer than
-    /// zero, at most `P3650D`. Older runs are no longer listed and answer
-    /// `410 run-expired`. `ACP_RUN_RETENTION_HOURS` (30 days) by default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(
-        example = "P90D",
-        pattern = r"^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$"
-    )]
-    pub history_retention: Option<String>,
     /// Flow control: how many runs may run at once, per key.
     #[serde(
         default,
@@ -130,9 +120,6 @@ pub struct ActivityResponse {
     /// The longest a run may take (ISO-8601).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_timeout: Option<String>,
-    /// How long its runs are kept and served (ISO-8601); the default when absent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub history_retention: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow: Option<FlowBody>,
     /// Open alerts of this activity (in `GET /v1/activities/{id}` only).
@@ -214,8 +201,15 @@ impl ActivityRequest {
         {
             errors.push("dedupe_key_strategy", "must be 1 to 100 characters");
         }
-        let history_retention =
-            durations::parse(&mut errors, &self.run_timeout, self.history_retention);
+        if let Some(text) = &self.run_timeout {
+            match acp_domain::duration::IsoDuration::parse(text) {
+                Ok(d) if d.as_std().is_zero() => {
+                    errors.push("run_timeout", "must be longer than zero")
+                }
+                Ok(_) => {}
+                Err(m) => errors.push("run_timeout", m),
+            }
+        }
         match (trigger, errors.0.is_empty()) {
             (Some(trigger), true) => Ok(ActivityDefinition {
                 name: self.name.trim().to_owned(),
@@ -229,7 +223,6 @@ impl ActivityRequest {
                 notify,
                 run_timeout: self.run_timeout,
                 flow,
-                history_retention,
             }),
             _ => Err(errors.0),
         }
@@ -260,7 +253,6 @@ pub fn request_of(def: &ActivityDefinition) -> ActivityRequest {
         alerts: def.alerts.as_ref().map(alerts_body),
         notify: (!def.notify.is_empty()).then(|| def.notify.iter().map(notify_body).collect()),
         run_timeout: def.run_timeout.clone(),
-        history_retention: def.history_retention.clone(),
         flow: def.flow.as_ref().map(flow_body),
     }
 }
@@ -284,7 +276,6 @@ pub fn render(activity: Activity, next_fire_times: Vec<DateTime<Utc>>) -> Activi
         alerts: request.alerts,
         notify: request.notify,
         run_timeout: request.run_timeout,
-        history_retention: request.history_retention,
         flow: request.flow,
         open_alerts: None,
         flow_state: None,

@@ -81,7 +81,6 @@ impl From<Cancelled> for CancelRunResponse {
         (status = 202, description = "Cancellation requested (or done)", body = CancelRunResponse),
         problems::BadRequest,
         problems::NoSuchRun,
-        problems::RunExpired,
         problems::RunNotRunning,
         problems::InvalidReason,
         problems::PostgresOrTemporalUnavailable,
@@ -165,7 +164,6 @@ impl From<Retried> for RetryRunResponse {
         (status = 202, description = "A new attempt started", body = RetryRunResponse),
         problems::BadRequest,
         problems::NoSuchRun,
-        problems::RunExpired,
         problems::RunNotFailedOrCancelled,
         problems::PostgresOrTemporalUnavailable,
     )

@@ -377,7 +377,6 @@ pub async fn list_activity_runs(
         (status = 200, description = "The run", body = RunResponse),
         problems::BadId,
         problems::NoSuchRun,
-        problems::RunExpired,
         problems::PostgresUnavailable,
     )
 )]

@@ -8,8 +8,7 @@ use crate::StoreResult;
 use acp_domain::run::TaskStatus;
 
 impl RunStore {
-    /// Upserts a task instance as started, in its run's partition (the
-    /// run's `created_at`, from its key; a run without a key writes none). A task that failed or was
+    /// Upserts a task instance as started. A task that failed or was
     /// cancelled in an earlier attempt of its run starts again, its earlier
     /// outcome kept in `previous_attempts`; within one attempt (an activity
     /// retry) the row is left as it is.
@@ -25,13 +24,10 @@ impl RunStore {
     ) -> StoreResult<()> {
         sqlx::query!(
             "INSERT INTO task_instances (id, run_id, workflow_id, task_type, task_index, name, status,
-                 started_at, run_attempt, run_created_at)
-             SELECT $1, $2, $3, $4, $5, $6, 'running', now(),
-                 COALESCE((SELECT attempt FROM activity_runs r
-                            WHERE r.run_id = $2 AND r.created_at = k.created_at), 1),
-                 k.created_at
-               FROM run_keys k WHERE k.run_id = $2
-             ON CONFLICT (id, run_created_at) DO UPDATE SET status = 'running', started_at = now(),
+                 started_at, run_attempt)
+             VALUES ($1, $2, $3, $4, $5, $6, 'running', now(),
+                 COALESCE((SELECT attempt FROM activity_runs WHERE run_id = $2), 1))
+             ON CONFLICT (id) DO UPDATE SET status = 'running', started_at = now(),
                  finished_at = NULL, output = NULL, error = NULL, attempts = 0,
                  run_attempt = EXCLUDED.run_attempt,
                  previous_attempts = task_instances.previous_attempts || jsonb_build_array(
@@ -103,13 +99,10 @@ impl RunStore {
         for task in unstarted {
             sqlx::query!(
                 "INSERT INTO task_instances (id, run_id, workflow_id, task_type, task_index, name, status,
-                     finished_at, run_attempt, run_created_at)
-                 SELECT $1, $2, $3, $4, $5, $6, 'cancelled', now(),
-                     COALESCE((SELECT attempt FROM activity_runs r
-                                WHERE r.run_id = $2 AND r.created_at = k.created_at), 1),
-                     k.created_at
-                   FROM run_keys k WHERE k.run_id = $2
-                 ON CONFLICT (id, run_created_at) DO NOTHING",
+                     finished_at, run_attempt)
+                 VALUES ($1, $2, $3, $4, $5, $6, 'cancelled', now(),
+                     COALESCE((SELECT attempt FROM activity_runs WHERE run_id = $2), 1))
+                 ON CONFLICT (id) DO NOTHING",
                 task.id,
                 run_id,
                 task.workflow_id,

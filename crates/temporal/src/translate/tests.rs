@@ -29,7 +29,6 @@ fn activity(trigger: Trigger) -> Activity {
             alerts: None,
             notify: vec![],
             run_timeout: None,
-            history_retention: None,
             flow: None,
         },
         paused: false,
